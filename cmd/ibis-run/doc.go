@@ -1,0 +1,27 @@
+// Command ibis-run starts a pool of Ibis processes on one machine, the way mpirun does.
+//
+// Usage:
+//
+//	ibis-run -np N [flags] [--] PROGRAM [ARGS...]
+//
+// It starts a registry server in-process on 127.0.0.1 (port chosen by the kernel), unless
+// -registry names an external one, and then N copies of PROGRAM (a path or a name on PATH),
+// each with the environment of ibis-run plus:
+//
+//	IBIS_REGISTRY   host:port of the registry
+//	IBIS_POOL       the pool name (-pool, default a fresh random name)
+//	IBIS_POOL_SIZE  N
+//	IBIS_RANK       the launch index 0..N-1 (informational; Ibis ranks come from the registry)
+//	IBIS_IMPL       the implementation, when -impl is given
+//	IBIS_HEARTBEAT  the heartbeat interval, when -heartbeat is given
+//
+// Every line a process writes is copied to ibis-run's stdout or stderr with the launch index
+// in front ("[2] ..."), a whole line at a time; a last line without a newline gets one, and a
+// line longer than 1 MiB is cut into 1 MiB lines. The processes' standard input is /dev/null.
+//
+// When a process fails (non-zero exit or killed by a signal), the others get SIGTERM, then
+// SIGKILL after the -grace period, and ibis-run exits with the failed process's exit code
+// (128+signal for a signal death). It exits 0 when every process succeeds, 124 after
+// -timeout, 128+signal when it is itself interrupted (the processes are stopped first), 2 for
+// a usage error, 127 when PROGRAM is not found, 126 when it is not executable.
+package main

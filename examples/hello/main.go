@@ -1,0 +1,200 @@
+// Command hello is the canonical Ibis-Go program: the processes of a pool elect a
+// server; the server publishes a receive port under a global name and answers requests
+// in upcalls; every other process connects to that name, sends requests holding a
+// string and a []float64, and receives the replies on a port of its own.
+//
+// Run a pool of four on this machine:
+//
+//	go run ./cmd/ibis-run -np 4 -- go run ./examples/hello
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/ibisgo/ibis/ipl"
+
+	_ "github.com/ibisgo/ibis/impl/tcp" // link in the TCP implementation
+)
+
+var (
+	// requestType: many clients to one server port, messages as upcalls.
+	requestType = ipl.MustPortType(ipl.ConnectionManyToOne, ipl.SerializationObject,
+		ipl.ReceiveAutoUpcalls, ipl.CommunicationReliable, ipl.CommunicationFIFO)
+	// replyType: one server send port to one client port, explicit receive.
+	replyType = ipl.MustPortType(ipl.ConnectionOneToOne, ipl.SerializationData,
+		ipl.ReceiveExplicit, ipl.ReceiveTimeout, ipl.CommunicationReliable, ipl.CommunicationFIFO)
+)
+
+func main() {
+	opts := ipl.Flags(flag.CommandLine)
+	n := flag.Int("n", 3, "requests per client")
+	timeout := flag.Duration("timeout", 2*time.Minute, "give up after this long")
+	flag.Parse()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	ctx, cancel := context.WithTimeout(ctx, *timeout)
+	defer cancel()
+	if err := run(ctx, *n, opts()); err != nil {
+		fmt.Fprintln(os.Stderr, "hello:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, n int, opts []ipl.Option) error {
+	ib, err := ipl.New(ctx, append(opts,
+		ipl.WithPortTypes(requestType, replyType),
+		ipl.WithCapabilities(ipl.ElectionsStrict))...)
+	if err != nil {
+		return err
+	}
+	defer ib.Close()
+	reg := ib.Registry()
+	if reg.PoolSize() > 0 {
+		if err := reg.WaitUntilPoolClosed(ctx); err != nil {
+			return err
+		}
+	}
+	server, err := reg.Elect(ctx, "server")
+	if err != nil {
+		return err
+	}
+	me := ib.Identifier()
+	if server == me {
+		return serve(ctx, ib, n*(max(reg.PoolSize(), 1)-1))
+	}
+	return request(ctx, ib, n)
+}
+
+// serve answers want requests, each in an upcall, replying to the sender's "replies" port.
+func serve(ctx context.Context, ib ipl.Ibis, want int) error {
+	fmt.Printf("server %s: expecting %d requests\n", ib.Identifier(), want)
+	if want == 0 {
+		fmt.Println("server: no clients in this pool; run several processes with ibis-run -np 4")
+		return nil
+	}
+	var (
+		mu      sync.Mutex
+		replies = map[string]ipl.SendPort{}
+		served  int
+		done    = make(chan struct{})
+	)
+	handler := func(m ipl.ReadMessage) error {
+		var greeting string
+		var values []float64
+		if err := m.ReadObject(&greeting); err != nil {
+			return err
+		}
+		if err := m.ReadObject(&values); err != nil {
+			return err
+		}
+		from := m.Origin()
+		if _, err := m.Finish(); err != nil { // free the port for the next request early
+			return err
+		}
+		sum := 0.0
+		for _, v := range values {
+			sum += v
+		}
+		fmt.Printf("server: %q from %s, sum %.1f\n", greeting, from.Ibis, sum)
+		mu.Lock()
+		sp := replies[from.Ibis.ID]
+		mu.Unlock()
+		if sp == nil {
+			var err error
+			if sp, err = ib.CreateSendPort(replyType, "reply-to-"+from.Ibis.ID); err != nil {
+				return err
+			}
+			if err := sp.Connect(ctx, from.Ibis, "replies"); err != nil {
+				return err
+			}
+			mu.Lock()
+			replies[from.Ibis.ID] = sp
+			mu.Unlock()
+		}
+		w, err := sp.NewMessage(ctx)
+		if err != nil {
+			return err
+		}
+		if err := w.WriteFloat64(sum); err != nil {
+			return err
+		}
+		if _, err := w.Finish(); err != nil {
+			return err
+		}
+		mu.Lock()
+		served++
+		if served == want {
+			close(done)
+		}
+		mu.Unlock()
+		return nil
+	}
+	rp, err := ib.CreateReceivePort(requestType, "requests", ipl.Global(), ipl.WithMessageHandler(handler))
+	if err != nil {
+		return err
+	}
+	defer rp.Close()
+	if err := rp.EnableMessageUpcalls(); err != nil {
+		return err
+	}
+	select {
+	case <-done:
+	case <-ctx.Done():
+		return fmt.Errorf("served %d of %d requests: %w", served, want, ctx.Err())
+	}
+	fmt.Printf("server: served %d requests\n", want)
+	return nil
+}
+
+// request sends n requests to the server's published port and reads the replies.
+func request(ctx context.Context, ib ipl.Ibis, n int) error {
+	rp, err := ib.CreateReceivePort(replyType, "replies")
+	if err != nil {
+		return err
+	}
+	defer rp.Close()
+	sp, err := ib.CreateSendPort(requestType, "requests")
+	if err != nil {
+		return err
+	}
+	defer sp.Close()
+	if err := sp.ConnectGlobal(ctx, "requests"); err != nil {
+		return err
+	}
+	id := ib.Identifier().Number()
+	for i := range n {
+		values := make([]float64, 1000)
+		for j := range values {
+			values[j] = float64(id + i)
+		}
+		m, err := sp.NewMessage(ctx)
+		if err != nil {
+			return err
+		}
+		err = errors.Join(m.WriteObject(fmt.Sprintf("hello #%d from %d", i, id)), m.WriteObject(values))
+		if _, ferr := m.Finish(); err != nil || ferr != nil {
+			return errors.Join(err, ferr)
+		}
+		r, err := rp.Receive(ctx)
+		if err != nil {
+			return err
+		}
+		sum, err := r.ReadFloat64()
+		if _, ferr := r.Finish(); err != nil || ferr != nil {
+			return errors.Join(err, ferr)
+		}
+		fmt.Printf("client %d: reply %d: sum %.1f (want %.1f)\n", id, i, sum, float64(1000*(id+i)))
+		if sum != float64(1000*(id+i)) {
+			return fmt.Errorf("reply %d: sum %.1f, want %.1f", i, sum, float64(1000*(id+i)))
+		}
+	}
+	return nil
+}

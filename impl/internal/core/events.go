@@ -1,0 +1,83 @@
+package core
+
+import (
+	"sync"
+
+	"github.com/ibisgo/ibis/ipl"
+)
+
+// eventQueue hands registry events to the program: to its handler, or to the channel
+// of Registry().Events(). It never blocks the registry client: events wait in an
+// unbounded in-order queue until the program takes them, so none is lost.
+type eventQueue struct {
+	handler func(ipl.Event)
+	out     chan ipl.Event
+
+	mu      sync.Mutex
+	pending []ipl.Event
+	wake    chan struct{}
+	stop    chan struct{}
+	stopped chan struct{}
+	once    sync.Once
+}
+
+func newEventQueue(handler func(ipl.Event)) *eventQueue {
+	q := &eventQueue{
+		handler: handler,
+		out:     make(chan ipl.Event),
+		wake:    make(chan struct{}, 1),
+		stop:    make(chan struct{}),
+		stopped: make(chan struct{}),
+	}
+	go q.pump()
+	return q
+}
+
+func (q *eventQueue) push(e ipl.Event) {
+	q.mu.Lock()
+	q.pending = append(q.pending, e)
+	q.mu.Unlock()
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (q *eventQueue) pump() {
+	defer close(q.stopped)
+	defer close(q.out)
+	for {
+		q.mu.Lock()
+		var e ipl.Event
+		have := len(q.pending) > 0
+		if have {
+			e = q.pending[0]
+			q.pending[0] = ipl.Event{}
+			q.pending = q.pending[1:]
+		}
+		q.mu.Unlock()
+		if !have {
+			select {
+			case <-q.wake:
+				continue
+			case <-q.stop:
+				return
+			}
+		}
+		if q.handler != nil {
+			q.handler(e)
+			continue
+		}
+		select {
+		case q.out <- e:
+		case <-q.stop:
+			return
+		}
+	}
+}
+
+// close stops delivery; events not yet taken are dropped with the instance.
+func (q *eventQueue) close() {
+	q.once.Do(func() { close(q.stop) })
+	<-q.stopped
+}

@@ -1,0 +1,339 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"go.uber.org/zap"
+
+	"github.com/ibisgo/ibis/ipl"
+	"github.com/ibisgo/ibis/registry"
+	"github.com/ibisgo/ibis/serialization"
+)
+
+// Instance is the shared part of every implementation's ipl.Ibis.
+type Instance struct {
+	cfg  *ipl.Config
+	impl string
+	log  *zap.Logger
+	tr   Transport
+
+	reg      *registry.Client
+	embedded *registry.Server
+	id       ipl.IbisIdentifier
+	events   *eventQueue
+
+	mu        sync.Mutex
+	sendPorts map[string]*SendPort
+	recvPorts map[string]*ReceivePort
+	nextSend  int
+
+	wg        sync.WaitGroup
+	done      chan struct{}
+	closed    atomic.Bool
+	closeOnce sync.Once
+	closeErr  error
+}
+
+var _ ipl.Ibis = (*Instance)(nil)
+
+// Open starts an instance over tr: it starts accepting, joins the pool (running an
+// embedded registry server when cfg.Registry is empty) and returns the running
+// instance. impl is the implementation's registered name.
+func Open(ctx context.Context, cfg *ipl.Config, impl string, tr Transport) (*Instance, error) {
+	in := &Instance{
+		cfg:       cfg,
+		impl:      impl,
+		log:       cfg.Logger.With(zap.String("impl", impl)),
+		tr:        tr,
+		sendPorts: map[string]*SendPort{},
+		recvPorts: map[string]*ReceivePort{},
+		done:      make(chan struct{}),
+	}
+	if in.log == nil {
+		in.log = zap.NewNop()
+	}
+	addr, err := tr.Start(in)
+	if err != nil {
+		return nil, fmt.Errorf("starting transport: %w", err)
+	}
+	regAddr := cfg.Registry
+	if regAddr == "" {
+		var sopts []registry.ServerOption
+		sopts = append(sopts, registry.WithServerLogger(in.log.Named("registry")))
+		if cfg.HeartbeatInterval > 0 {
+			sopts = append(sopts, registry.WithHeartbeatInterval(cfg.HeartbeatInterval))
+		}
+		srv, err := registry.StartEmbedded(net.JoinHostPort(cfg.ListenHost, "0"), sopts...)
+		if err != nil {
+			_ = tr.Close()
+			return nil, fmt.Errorf("starting embedded registry: %w", err)
+		}
+		in.embedded = srv
+		regAddr = srv.Addr()
+		in.log.Info("embedded registry started", zap.String("addr", regAddr))
+	}
+	in.events = newEventQueue(cfg.EventHandler)
+	ropts := []registry.Option{
+		registry.WithAddress(addr),
+		registry.WithTag(cfg.Tag),
+		registry.WithLogger(in.log.Named("registry-client")),
+		registry.WithEventHandler(in.onEvent),
+	}
+	if cfg.PoolSize > 0 {
+		ropts = append(ropts, registry.WithPoolSize(cfg.PoolSize))
+	}
+	client, err := registry.Join(ctx, regAddr, cfg.Pool, ropts...)
+	if err != nil {
+		in.events.close()
+		_ = tr.Close()
+		if in.embedded != nil {
+			_ = in.embedded.Close()
+		}
+		return nil, fmt.Errorf("joining pool %q at %s: %w", cfg.Pool, regAddr, err)
+	}
+	in.mu.Lock() // incoming handshakes may already be reading the identity
+	in.reg = client
+	in.id = client.Identity()
+	in.mu.Unlock()
+	in.log = in.log.With(zap.String("ibis", in.id.String()))
+	in.log.Debug("joined pool")
+	return in, nil
+}
+
+// Identifier names this instance.
+func (in *Instance) Identifier() ipl.IbisIdentifier { return in.id }
+
+// Implementation returns the implementation's name.
+func (in *Instance) Implementation() string { return in.impl }
+
+// Registry gives access to pool-wide services.
+func (in *Instance) Registry() ipl.Registry { return registryView{in} }
+
+// Config returns the instance's configuration, for the transport's use.
+func (in *Instance) Config() *ipl.Config { return in.cfg }
+
+// Logger returns the instance's logger, for the transport's use.
+func (in *Instance) Logger() *zap.Logger { return in.log }
+
+// Done is closed when the instance has ended.
+func (in *Instance) Done() <-chan struct{} { return in.done }
+
+// Go runs f on a goroutine that Close waits for; transports use it so that no goroutine
+// outlives the instance.
+func (in *Instance) Go(f func()) {
+	in.wg.Add(1)
+	go func() {
+		defer in.wg.Done()
+		f()
+	}()
+}
+
+func serializationKind(pt ipl.PortType) serialization.Kind {
+	switch pt.Serialization() {
+	case ipl.SerializationObject:
+		return serialization.KindObject
+	case ipl.SerializationData:
+		return serialization.KindData
+	default:
+		return serialization.KindByte
+	}
+}
+
+func (in *Instance) checkType(pt ipl.PortType) error {
+	if pt.IsZero() {
+		return fmt.Errorf("%w: the zero PortType; make one with ipl.NewPortType", ipl.ErrInvalidPortType)
+	}
+	if !in.cfg.HasPortType(pt) {
+		return fmt.Errorf("%w: port type %s was not declared to ipl.New (use ipl.WithPortTypes)", ipl.ErrInvalidPortType, pt)
+	}
+	return nil
+}
+
+// CreateSendPort makes a send port.
+func (in *Instance) CreateSendPort(pt ipl.PortType, name string, opts ...ipl.SendPortOption) (ipl.SendPort, error) {
+	if err := in.checkType(pt); err != nil {
+		return nil, err
+	}
+	pc := ipl.ApplySendPortOptions(opts)
+	if pc.DisconnectHandler != nil && !pt.Has(ipl.ConnectionUpcalls) {
+		return nil, fmt.Errorf("%w: a disconnect handler needs %s in the port type", ipl.ErrUnsupported, ipl.ConnectionUpcalls)
+	}
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if in.closed.Load() {
+		return nil, fmt.Errorf("create send port: %w", ipl.ErrClosed)
+	}
+	if name == "" {
+		for {
+			name = "sendport-" + strconv.Itoa(in.nextSend)
+			in.nextSend++
+			if _, ok := in.sendPorts[name]; !ok {
+				break
+			}
+		}
+	}
+	if _, ok := in.sendPorts[name]; ok {
+		return nil, fmt.Errorf("%w: send port %q", ipl.ErrPortExists, name)
+	}
+	sp := newSendPort(in, pt, name, pc)
+	in.sendPorts[name] = sp
+	return sp, nil
+}
+
+// CreateReceivePort makes a receive port.
+func (in *Instance) CreateReceivePort(pt ipl.PortType, name string, opts ...ipl.ReceivePortOption) (ipl.ReceivePort, error) {
+	if err := in.checkType(pt); err != nil {
+		return nil, err
+	}
+	if name == "" {
+		return nil, errors.New("ipl: a receive port needs a name: senders connect to it by name")
+	}
+	pc := ipl.ApplyReceivePortOptions(opts)
+	if pc.MessageHandler != nil && !pt.HasAny(ipl.ReceiveAutoUpcalls, ipl.ReceivePollUpcalls) {
+		return nil, fmt.Errorf("%w: a message handler needs %s or %s in the port type", ipl.ErrUnsupported, ipl.ReceiveAutoUpcalls, ipl.ReceivePollUpcalls)
+	}
+	if pc.MessageHandler == nil && !pt.Has(ipl.ReceiveExplicit) {
+		return nil, fmt.Errorf("%w: port type has no %s, so it needs a message handler (ipl.WithMessageHandler)", ipl.ErrUnsupported, ipl.ReceiveExplicit)
+	}
+	if pc.ConnectionHandler != nil && !pt.Has(ipl.ConnectionUpcalls) {
+		return nil, fmt.Errorf("%w: a connection handler needs %s in the port type", ipl.ErrUnsupported, ipl.ConnectionUpcalls)
+	}
+	in.mu.Lock()
+	if in.closed.Load() {
+		in.mu.Unlock()
+		return nil, fmt.Errorf("create receive port: %w", ipl.ErrClosed)
+	}
+	if _, ok := in.recvPorts[name]; ok {
+		in.mu.Unlock()
+		return nil, fmt.Errorf("%w: receive port %q", ipl.ErrPortExists, name)
+	}
+	rp := newReceivePort(in, pt, name, pc)
+	in.recvPorts[name] = rp
+	in.mu.Unlock()
+	if pc.Global {
+		ctx, cancel := context.WithTimeout(context.Background(), in.cfg.ConnectTimeout)
+		defer cancel()
+		if err := in.reg.Bind(ctx, name, name); err != nil {
+			_ = rp.Close()
+			return nil, fmt.Errorf("publishing receive port %q in the registry: %w", name, err)
+		}
+	}
+	return rp, nil
+}
+
+func (in *Instance) removeSendPort(name string) {
+	in.mu.Lock()
+	delete(in.sendPorts, name)
+	in.mu.Unlock()
+}
+
+func (in *Instance) removeReceivePort(rp *ReceivePort) {
+	in.mu.Lock()
+	if in.recvPorts[rp.name] == rp {
+		delete(in.recvPorts, rp.name)
+	}
+	in.mu.Unlock()
+	if rp.cfg.Global && !in.closed.Load() {
+		ctx, cancel := context.WithTimeout(context.Background(), in.cfg.ConnectTimeout)
+		defer cancel()
+		if err := in.reg.Unbind(ctx, rp.name); err != nil {
+			in.log.Debug("unbinding receive port", zap.String("port", rp.name), zap.Error(err))
+		}
+	}
+}
+
+// Accept applies the connection rules to an incoming request.
+func (in *Instance) Accept(req *Request, conn InConn) (*Reply, *Acceptance) {
+	in.mu.Lock()
+	id := in.id
+	rp := in.recvPorts[req.To]
+	in.mu.Unlock()
+	if id.ID == "" {
+		return &Reply{Code: ReplyNoSuchPort, Detail: "this instance is still joining its pool"}, nil
+	}
+	if req.Target != "" && req.Target != id.String() {
+		return &Reply{Code: ReplyNoSuchPort, Detail: fmt.Sprintf("this is %s, not %s", id, req.Target)}, nil
+	}
+	if rp == nil {
+		return &Reply{Code: ReplyNoSuchPort, Detail: fmt.Sprintf("%s has no receive port %q", in.id, req.To)}, nil
+	}
+	return rp.accept(req, conn)
+}
+
+func (in *Instance) onEvent(e registry.Event) {
+	if e.Type == registry.Died {
+		in.peerGone(e.Member, e.Type)
+	}
+	in.events.push(e)
+}
+
+// peerGone breaks every connection to an instance that died or left, so that nobody
+// waits on a peer that is not there.
+func (in *Instance) peerGone(id ipl.IbisIdentifier, how registry.EventType) {
+	in.mu.Lock()
+	sps := make([]*SendPort, 0, len(in.sendPorts))
+	for _, sp := range in.sendPorts {
+		sps = append(sps, sp)
+	}
+	rps := make([]*ReceivePort, 0, len(in.recvPorts))
+	for _, rp := range in.recvPorts {
+		rps = append(rps, rp)
+	}
+	in.mu.Unlock()
+	cause := fmt.Errorf("%w: %s %s", ipl.ErrConnectionLost, id, how)
+	for _, sp := range sps {
+		sp.peerGone(id, cause)
+	}
+	for _, rp := range rps {
+		rp.peerGone(id, cause)
+	}
+}
+
+// Close ends the instance: send ports disconnect cleanly, receive ports close, the
+// instance leaves the pool and every goroutine ends before Close returns.
+func (in *Instance) Close() error {
+	in.closeOnce.Do(func() {
+		in.mu.Lock()
+		in.closed.Store(true)
+		sps := make([]*SendPort, 0, len(in.sendPorts))
+		for _, sp := range in.sendPorts {
+			sps = append(sps, sp)
+		}
+		rps := make([]*ReceivePort, 0, len(in.recvPorts))
+		for _, rp := range in.recvPorts {
+			rps = append(rps, rp)
+		}
+		in.mu.Unlock()
+		var errs []error
+		for _, sp := range sps {
+			if err := sp.Close(); err != nil && !errors.Is(err, ipl.ErrClosed) {
+				errs = append(errs, err)
+			}
+		}
+		for _, rp := range rps {
+			_ = rp.Close()
+		}
+		if err := in.reg.Close(); err != nil {
+			in.log.Debug("leaving pool", zap.Error(err))
+		}
+		close(in.done)
+		if err := in.tr.Close(); err != nil {
+			errs = append(errs, err)
+		}
+		in.wg.Wait()
+		in.events.close()
+		if in.embedded != nil {
+			if err := in.embedded.Close(); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		in.closeErr = errors.Join(errs...)
+	})
+	return in.closeErr
+}

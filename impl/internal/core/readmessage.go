@@ -1,0 +1,104 @@
+package core
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/ibisgo/ibis/ipl"
+)
+
+// readMessage is the live message of a receive port.
+type readMessage struct {
+	port *ReceivePort
+	ic   *inConn
+	seq  int64
+
+	mu        sync.Mutex
+	finished  bool
+	fatal     error // the stream broke while reading: the connection must go
+	inUpcall  bool  // a handler is running with this message
+	handedOff bool  // finished inside its upcall: another dispatcher took over
+	stop      chan struct{}
+}
+
+var _ ipl.ReadMessage = (*readMessage)(nil)
+
+func (m *readMessage) finishedErr() error {
+	return fmt.Errorf("message from %s: %w", m.ic.from, ipl.ErrMessageFinished)
+}
+
+// fail maps a read error and remembers when it broke the stream.
+func (m *readMessage) fail(err error) error {
+	mapped, fatal := streamError(err)
+	if fatal && m.fatal == nil {
+		m.fatal = err
+	}
+	return fmt.Errorf("message from %s at %s: %w", m.ic.from, m.port.id, mapped)
+}
+
+// ReadArray fills dst from the message.
+func (m *readMessage) ReadArray(dst any) error {
+	if m.finished {
+		return m.finishedErr()
+	}
+	if err := m.ic.rd.ReadArray(dst); err != nil {
+		return m.fail(err)
+	}
+	return nil
+}
+
+// ReadObject decodes the next object into ptr.
+func (m *readMessage) ReadObject(ptr any) error {
+	if m.finished {
+		return m.finishedErr()
+	}
+	if err := m.ic.rd.ReadObject(ptr); err != nil {
+		return m.fail(err)
+	}
+	return nil
+}
+
+// Finish skips what was not read and frees the port.
+func (m *readMessage) Finish() (int64, error) {
+	m.mu.Lock()
+	if m.finished {
+		m.mu.Unlock()
+		return 0, m.finishedErr()
+	}
+	m.finished = true
+	var err error
+	if m.fatal == nil {
+		if ferr := m.ic.rd.Finish(); ferr != nil {
+			err = m.fail(ferr)
+			m.fatal = ferr
+		}
+	} else {
+		err = fmt.Errorf("message from %s: %w: %w", m.ic.from, ipl.ErrConnectionLost, m.fatal)
+	}
+	n := m.ic.rd.Count()
+	handOff := m.inUpcall
+	if handOff {
+		m.handedOff = true
+	}
+	m.mu.Unlock()
+	m.ic.done <- struct{}{}
+	<-m.port.token
+	if handOff {
+		// Finished early inside its upcall: the port moves on without waiting for the
+		// handler to return, on a new dispatcher.
+		m.port.startDispatcher(m.stop)
+	}
+	return n, err
+}
+
+// Bytes returns the bytes consumed so far.
+func (m *readMessage) Bytes() int64 { return m.ic.rd.Count() }
+
+// Origin names the sender.
+func (m *readMessage) Origin() ipl.SendPortIdentifier { return m.ic.from }
+
+// SequenceNumber returns the sender's number for the message, or -1.
+func (m *readMessage) SequenceNumber() int64 { return m.seq }
+
+// ReceivePort returns the delivering port.
+func (m *readMessage) ReceivePort() ipl.ReceivePort { return m.port }

@@ -1,0 +1,360 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+
+	"go.uber.org/zap"
+
+	"github.com/ibisgo/ibis/ipl"
+	"github.com/ibisgo/ibis/serialization"
+)
+
+// ReceivePort is the shared implementation of ipl.ReceivePort.
+//
+// Each connection's reader (for blocking transports, the connection's goroutine) reads
+// the start of the next message and offers it on ready; whoever holds the port's token
+// (an explicit Receive, a Poll or the upcall dispatcher) takes it. The token makes sure
+// at most one message lives; the reader waits until its message is finished before it
+// reads the next one, which keeps every connection FIFO.
+type ReceivePort struct {
+	in   *Instance
+	pt   ipl.PortType
+	name string
+	cfg  ipl.ReceivePortConfig
+	id   ipl.ReceivePortIdentifier
+	kind serialization.Kind
+	log  *zap.Logger
+
+	ready  chan *readMessage
+	token  chan struct{}
+	closed chan struct{}
+	once   sync.Once
+
+	acceptMu sync.Mutex // serialises connection decisions (and the handler's answer)
+
+	mu         sync.Mutex
+	conns      []*inConn
+	newConns   []ipl.SendPortIdentifier
+	lostConns  []ipl.SendPortIdentifier
+	enabled    bool
+	upcallStop chan struct{} // non-nil while message upcalls are enabled
+}
+
+var _ ipl.ReceivePort = (*ReceivePort)(nil)
+
+type inConn struct {
+	port *ReceivePort
+	from ipl.SendPortIdentifier
+	c    InConn
+	rd   *serialization.Reader
+	done chan struct{} // the delivered message was finished
+}
+
+func newReceivePort(in *Instance, pt ipl.PortType, name string, cfg ipl.ReceivePortConfig) *ReceivePort {
+	return &ReceivePort{
+		in:      in,
+		pt:      pt,
+		name:    name,
+		cfg:     cfg,
+		id:      ipl.ReceivePortIdentifier{Ibis: in.id, Name: name},
+		kind:    serializationKind(pt),
+		log:     in.log.With(zap.String("receiveport", name)),
+		ready:   make(chan *readMessage),
+		token:   make(chan struct{}, 1),
+		closed:  make(chan struct{}),
+		enabled: !cfg.ConnectionsDisabled,
+	}
+}
+
+// Identifier names the port.
+func (p *ReceivePort) Identifier() ipl.ReceivePortIdentifier { return p.id }
+
+// Type returns the port's type.
+func (p *ReceivePort) Type() ipl.PortType { return p.pt }
+
+func (p *ReceivePort) isClosed() bool {
+	select {
+	case <-p.closed:
+		return true
+	default:
+		return false
+	}
+}
+
+func (p *ReceivePort) accept(req *Request, conn InConn) (*Reply, *Acceptance) {
+	p.acceptMu.Lock()
+	defer p.acceptMu.Unlock()
+	if p.isClosed() {
+		return &Reply{Code: ReplyNoSuchPort, Detail: fmt.Sprintf("receive port %s is closed", p.id)}, nil
+	}
+	theirs, err := ipl.ParsePortType(req.PortType)
+	if err != nil {
+		return &Reply{Code: ReplyTypeMismatch, Detail: fmt.Sprintf("receive port %s cannot use the sender's port type: %v", p.id, err)}, nil
+	}
+	if !theirs.Equal(p.pt) {
+		onlyS, onlyR := theirs.Diff(p.pt)
+		return &Reply{Code: ReplyTypeMismatch, Detail: fmt.Sprintf("port types differ: only the send port has [%s]; only the receive port %s has [%s]",
+			strings.Join(onlyS, ", "), p.id, strings.Join(onlyR, ", "))}, nil
+	}
+	p.mu.Lock()
+	enabled := p.enabled
+	var already bool
+	for _, ic := range p.conns {
+		if sameIbis(ic.from.Ibis, req.From.Ibis) && ic.from.Name == req.From.Name {
+			already = true
+		}
+	}
+	n := len(p.conns)
+	p.mu.Unlock()
+	switch {
+	case !enabled:
+		return &Reply{Code: ReplyDisabled, Detail: fmt.Sprintf("receive port %s does not accept connections yet", p.id)}, nil
+	case already:
+		return &Reply{Code: ReplyAlreadyConnected, Detail: fmt.Sprintf("%s is already connected to %s", req.From, p.id)}, nil
+	case n > 0 && !p.pt.ManyToOne():
+		return &Reply{Code: ReplyNotManyToX, Detail: fmt.Sprintf("receive port %s has a sender and its type is %s", p.id, p.pt.ConnectionKind())}, nil
+	}
+	if h := p.cfg.ConnectionHandler; h != nil && !h.GotConnection(p, req.From) {
+		return &Reply{Code: ReplyDenied, Detail: fmt.Sprintf("receive port %s refused %s", p.id, req.From)}, nil
+	}
+	ic := &inConn{port: p, from: req.From, c: conn, done: make(chan struct{}, 1)}
+	p.mu.Lock()
+	p.conns = append(p.conns, ic)
+	p.newConns = append(p.newConns, req.From)
+	p.mu.Unlock()
+	p.log.Debug("accepted connection", zap.Stringer("from", req.From))
+	return &Reply{Code: ReplyAccepted}, &Acceptance{port: p, conn: conn, ic: ic}
+}
+
+// serveConn reads messages of one connection until it ends.
+func (p *ReceivePort) serveConn(ic *inConn, r io.Reader) {
+	defer ic.c.Close()
+	ic.rd = serialization.NewReader(p.kind, r, serialization.WithReaderMaxMessageSize(p.in.cfg.MaxMessageSize))
+	numbered := p.pt.Has(ipl.CommunicationNumbered)
+	for {
+		if p.isClosed() {
+			p.connEnded(ic, nil)
+			return
+		}
+		if err := ic.rd.Next(); err != nil {
+			p.connEnded(ic, err)
+			return
+		}
+		m := &readMessage{port: p, ic: ic, seq: -1}
+		if numbered {
+			seq, err := ic.rd.ReadInt64()
+			if err != nil {
+				p.connEnded(ic, err)
+				return
+			}
+			m.seq = seq
+		}
+		select {
+		case p.ready <- m:
+		case <-p.closed:
+			p.connEnded(ic, nil)
+			return
+		}
+		select {
+		case <-ic.done:
+		case <-p.closed:
+			p.connEnded(ic, nil)
+			return
+		}
+		if m.fatal != nil {
+			p.connEnded(ic, m.fatal)
+			return
+		}
+	}
+}
+
+// connEnded removes a connection: err is nil or ErrClosedByPeer for a clean end (or
+// when the port itself closed), anything else is a lost connection.
+func (p *ReceivePort) connEnded(ic *inConn, err error) {
+	p.mu.Lock()
+	found := false
+	for i, c := range p.conns {
+		if c == ic {
+			p.conns = append(p.conns[:i:i], p.conns[i+1:]...)
+			found = true
+			break
+		}
+	}
+	clean := err == nil || errors.Is(err, serialization.ErrClosedByPeer)
+	if found && !clean {
+		p.lostConns = append(p.lostConns, ic.from)
+	}
+	p.mu.Unlock()
+	if !found || p.isClosed() {
+		return
+	}
+	var lostErr error
+	if !clean {
+		lostErr = fmt.Errorf("%w: connection from %s to %s: %w", ipl.ErrConnectionLost, ic.from, p.id, err)
+		if errors.Is(err, serialization.ErrCorrupt) || errors.Is(err, serialization.ErrTooLarge) {
+			p.log.Warn("closing connection: bad data", zap.Stringer("from", ic.from), zap.Error(err))
+		} else {
+			p.log.Debug("connection lost", zap.Stringer("from", ic.from), zap.Error(err))
+		}
+	} else {
+		p.log.Debug("sender disconnected", zap.Stringer("from", ic.from))
+	}
+	if h := p.cfg.ConnectionHandler; h != nil {
+		h.LostConnection(p, ic.from, lostErr)
+	}
+}
+
+// peerGone is a hook for registry death notices. Receiving connections are not cut:
+// the kernel ends them once what the dead peer sent has been read, so nothing it sent
+// before dying is thrown away.
+func (p *ReceivePort) peerGone(ipl.IbisIdentifier, error) {}
+
+// Receive waits for the next message.
+func (p *ReceivePort) Receive(ctx context.Context) (ipl.ReadMessage, error) {
+	what := fmt.Sprintf("receive at %s", p.id)
+	if !p.pt.Has(ipl.ReceiveExplicit) {
+		return nil, fmt.Errorf("%s: %w: the port type has no %s", what, ipl.ErrUnsupported, ipl.ReceiveExplicit)
+	}
+	p.mu.Lock()
+	upcalls := p.upcallStop != nil
+	p.mu.Unlock()
+	if upcalls {
+		return nil, fmt.Errorf("%s: %w: message upcalls are enabled", what, ipl.ErrUnsupported)
+	}
+	// Fast path: a message is already waiting and nobody holds the port.
+	select {
+	case p.token <- struct{}{}:
+		select {
+		case m := <-p.ready:
+			return m, nil
+		default:
+		}
+		<-p.token
+	default:
+	}
+	ctx, cancel := p.in.bind(ctx)
+	defer cancel()
+	select {
+	case p.token <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctxError(ctx, what)
+	case <-p.closed:
+		return nil, fmt.Errorf("%s: %w", what, ipl.ErrClosed)
+	}
+	select {
+	case m := <-p.ready:
+		return m, nil
+	case <-ctx.Done():
+		<-p.token
+		return nil, ctxError(ctx, what)
+	case <-p.closed:
+		<-p.token
+		return nil, fmt.Errorf("%s: %w", what, ipl.ErrClosed)
+	}
+}
+
+// Poll returns a waiting message or nil; with poll upcalls it hands the message to the
+// handler instead.
+func (p *ReceivePort) Poll() (ipl.ReadMessage, error) {
+	what := fmt.Sprintf("poll at %s", p.id)
+	p.mu.Lock()
+	upcalls := p.upcallStop != nil
+	p.mu.Unlock()
+	pollUpcall := upcalls && p.pt.Has(ipl.ReceivePollUpcalls) && p.cfg.MessageHandler != nil
+	if !pollUpcall && !p.pt.Has(ipl.ReceivePoll) {
+		return nil, fmt.Errorf("%s: %w: the port type has no %s", what, ipl.ErrUnsupported, ipl.ReceivePoll)
+	}
+	if p.isClosed() {
+		return nil, fmt.Errorf("%s: %w", what, ipl.ErrClosed)
+	}
+	select {
+	case p.token <- struct{}{}:
+	default:
+		return nil, nil
+	}
+	var m *readMessage
+	select {
+	case m = <-p.ready:
+	default:
+		<-p.token
+		return nil, nil
+	}
+	if !pollUpcall {
+		return m, nil
+	}
+	p.upcall(m, nil)
+	return nil, nil
+}
+
+// EnableConnections lets senders connect.
+func (p *ReceivePort) EnableConnections() {
+	p.mu.Lock()
+	p.enabled = true
+	p.mu.Unlock()
+}
+
+// DisableConnections makes new senders wait.
+func (p *ReceivePort) DisableConnections() {
+	p.mu.Lock()
+	p.enabled = false
+	p.mu.Unlock()
+}
+
+// ConnectedTo lists the connected send ports.
+func (p *ReceivePort) ConnectedTo() []ipl.SendPortIdentifier {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make([]ipl.SendPortIdentifier, len(p.conns))
+	for i, ic := range p.conns {
+		out[i] = ic.from
+	}
+	return out
+}
+
+// LostConnections returns senders lost since the last call.
+func (p *ReceivePort) LostConnections() ([]ipl.SendPortIdentifier, error) {
+	if !p.pt.Has(ipl.ConnectionDowncalls) {
+		return nil, fmt.Errorf("%w: LostConnections needs %s in the port type", ipl.ErrUnsupported, ipl.ConnectionDowncalls)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := p.lostConns
+	p.lostConns = nil
+	return out, nil
+}
+
+// NewConnections returns senders connected since the last call.
+func (p *ReceivePort) NewConnections() ([]ipl.SendPortIdentifier, error) {
+	if !p.pt.Has(ipl.ConnectionDowncalls) {
+		return nil, fmt.Errorf("%w: NewConnections needs %s in the port type", ipl.ErrUnsupported, ipl.ConnectionDowncalls)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := p.newConns
+	p.newConns = nil
+	return out, nil
+}
+
+// Close closes the port at once; connected senders see their connections end.
+func (p *ReceivePort) Close() error {
+	p.once.Do(func() {
+		p.acceptMu.Lock()
+		close(p.closed)
+		p.acceptMu.Unlock()
+		p.mu.Lock()
+		conns := p.conns
+		p.conns = nil
+		p.upcallStop = nil
+		p.mu.Unlock()
+		for _, ic := range conns {
+			_ = ic.c.Close()
+		}
+		p.in.removeReceivePort(p)
+	})
+	return nil
+}

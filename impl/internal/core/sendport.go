@@ -1,0 +1,436 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/ibisgo/ibis/ipl"
+	"github.com/ibisgo/ibis/serialization"
+)
+
+// closeGrace bounds how long a clean disconnect waits for a live message to finish and
+// for the Close packet to leave, before the connection is closed hard.
+const closeGrace = 2 * time.Second
+
+// SendPort is the shared implementation of ipl.SendPort.
+type SendPort struct {
+	in   *Instance
+	pt   ipl.PortType
+	name string
+	cfg  ipl.SendPortConfig
+	id   ipl.SendPortIdentifier
+	log  *zap.Logger
+
+	// token is held by the live message and by connection changes: at most one message
+	// lives, and the connection set does not change under a message's feet.
+	token chan struct{}
+	w     *serialization.Writer
+	seq   int64
+
+	mu        sync.Mutex
+	conns     []*outConn
+	lost      []ipl.ReceivePortIdentifier
+	brokenErr error // connections broken while a message was live
+	closed    bool
+	closing   chan struct{}
+	scratch   net.Buffers
+}
+
+var _ ipl.SendPort = (*SendPort)(nil)
+
+type outConn struct {
+	sp   *SendPort
+	to   ipl.ReceivePortIdentifier
+	c    OutConn
+	mu   sync.Mutex
+	gone bool // removed from the port, cleanly or not
+}
+
+func newSendPort(in *Instance, pt ipl.PortType, name string, cfg ipl.SendPortConfig) *SendPort {
+	sp := &SendPort{
+		in:      in,
+		pt:      pt,
+		name:    name,
+		cfg:     cfg,
+		id:      ipl.SendPortIdentifier{Ibis: in.id, Name: name},
+		log:     in.log.With(zap.String("sendport", name)),
+		token:   make(chan struct{}, 1),
+		closing: make(chan struct{}),
+	}
+	sp.w = serialization.NewWriter(serializationKind(pt), sp, serialization.WithMaxMessageSize(in.cfg.MaxMessageSize))
+	return sp
+}
+
+// Identifier names the port.
+func (sp *SendPort) Identifier() ipl.SendPortIdentifier { return sp.id }
+
+// Type returns the port's type.
+func (sp *SendPort) Type() ipl.PortType { return sp.pt }
+
+func (sp *SendPort) acquire(ctx context.Context, what string) error {
+	select {
+	case sp.token <- struct{}{}:
+		if sp.isClosed() {
+			<-sp.token
+			return fmt.Errorf("%s: send port %q: %w", what, sp.name, ipl.ErrClosed)
+		}
+		return nil
+	case <-ctx.Done():
+		return ctxError(ctx, fmt.Sprintf("%s: send port %q", what, sp.name))
+	case <-sp.closing:
+		return fmt.Errorf("%s: send port %q: %w", what, sp.name, ipl.ErrClosed)
+	}
+}
+
+func (sp *SendPort) release() { <-sp.token }
+
+func (sp *SendPort) isClosed() bool {
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	return sp.closed
+}
+
+func sameIbis(a, b ipl.IbisIdentifier) bool { return a.Pool == b.Pool && a.ID == b.ID }
+
+// Connect connects to a receive port, retrying while it does not exist or does not
+// accept connections yet.
+func (sp *SendPort) Connect(ctx context.Context, to ipl.IbisIdentifier, port string) error {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, sp.in.cfg.ConnectTimeout)
+		defer cancel()
+	}
+	ctx, cancel := sp.in.bind(ctx)
+	defer cancel()
+	rid := ipl.ReceivePortIdentifier{Ibis: to, Name: port}
+	what := fmt.Sprintf("connect %s to %s", sp.id, rid)
+	if to.Address == "" {
+		return fmt.Errorf("%s: %w: the identifier has no address", what, ipl.ErrRefused)
+	}
+	if err := sp.acquire(ctx, what); err != nil {
+		return err
+	}
+	defer sp.release()
+	sp.mu.Lock()
+	for _, oc := range sp.conns {
+		if sameIbis(oc.to.Ibis, to) && oc.to.Name == port {
+			sp.mu.Unlock()
+			return fmt.Errorf("%s: %w", what, ipl.ErrAlreadyConnected)
+		}
+	}
+	if len(sp.conns) > 0 && !sp.pt.OneToMany() {
+		sp.mu.Unlock()
+		return fmt.Errorf("%s: %w: it is connected to %s and its type is %s", what, ipl.ErrNotOneToMany, sp.conns[0].to, sp.pt.ConnectionKind())
+	}
+	sp.mu.Unlock()
+
+	req := &Request{From: sp.id, To: port, PortType: sp.pt.String(), Target: to.String()}
+	backoff := 2 * time.Millisecond
+	for {
+		oc := &outConn{sp: sp, to: rid}
+		c, rep, err := sp.in.tr.Dial(ctx, to.Address, req, oc.broken)
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctxError(ctx, what)
+			}
+			return fmt.Errorf("%s: %w", what, err)
+		}
+		if rep.Code == ReplyAccepted {
+			oc.mu.Lock()
+			oc.c = c
+			gone := oc.gone
+			oc.mu.Unlock()
+			if gone {
+				_ = c.Close()
+				return fmt.Errorf("%s: %w: the receiver closed the connection at once", what, ipl.ErrConnectionLost)
+			}
+			sp.mu.Lock()
+			sp.conns = append(sp.conns, oc)
+			sp.mu.Unlock()
+			sp.log.Debug("connected", zap.Stringer("to", rid))
+			return nil
+		}
+		rerr := rep.Err()
+		if rep.Code != ReplyNoSuchPort && rep.Code != ReplyDisabled {
+			return fmt.Errorf("%s: %w", what, rerr)
+		}
+		t := time.NewTimer(backoff)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("%w (last answer: %w)", ctxError(ctx, what), rerr)
+		}
+		if backoff < 200*time.Millisecond {
+			backoff *= 2
+		}
+	}
+}
+
+// ConnectGlobal connects to the receive port published under name.
+func (sp *SendPort) ConnectGlobal(ctx context.Context, name string) error {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, sp.in.cfg.ConnectTimeout)
+		defer cancel()
+	}
+	bctx, cancel := sp.in.bind(ctx)
+	defer cancel()
+	id, port, err := sp.in.reg.Lookup(bctx, name)
+	if err != nil {
+		if bctx.Err() != nil {
+			return ctxError(bctx, fmt.Sprintf("looking up receive port %q", name))
+		}
+		return fmt.Errorf("looking up receive port %q: %w", name, err)
+	}
+	return sp.Connect(ctx, id, port)
+}
+
+// Disconnect ends the connection to a receive port cleanly.
+func (sp *SendPort) Disconnect(ctx context.Context, from ipl.ReceivePortIdentifier) error {
+	ctx, cancel := sp.in.bind(ctx)
+	defer cancel()
+	what := fmt.Sprintf("disconnect %s from %s", sp.id, from)
+	if err := sp.acquire(ctx, what); err != nil {
+		return err
+	}
+	defer sp.release()
+	sp.mu.Lock()
+	var oc *outConn
+	for i, c := range sp.conns {
+		if sameIbis(c.to.Ibis, from.Ibis) && c.to.Name == from.Name {
+			oc = c
+			sp.conns = append(sp.conns[:i:i], sp.conns[i+1:]...)
+			break
+		}
+	}
+	sp.mu.Unlock()
+	if oc == nil {
+		return fmt.Errorf("%s: %w", what, ipl.ErrNotConnected)
+	}
+	return oc.closeClean()
+}
+
+// closeClean sends the Close packet and closes; the send port has already dropped oc.
+func (oc *outConn) closeClean() error {
+	oc.mu.Lock()
+	if oc.gone {
+		oc.mu.Unlock()
+		return nil
+	}
+	oc.gone = true
+	oc.mu.Unlock()
+	t := time.AfterFunc(closeGrace, func() { _ = oc.c.Close() })
+	err := serialization.WriteClose(oc.c)
+	t.Stop()
+	if cerr := oc.c.Close(); err == nil && cerr != nil && !errors.Is(cerr, net.ErrClosed) {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("closing connection to %s: %w", oc.to, err)
+	}
+	return nil
+}
+
+// WritePacket is the serialization sink: it writes packets to every connection in turn.
+func (sp *SendPort) WritePacket(bufs net.Buffers) error {
+	sp.mu.Lock()
+	conns := sp.conns
+	sp.mu.Unlock()
+	if len(conns) == 1 {
+		if err := conns[0].c.WritePacket(bufs); err != nil {
+			conns[0].broken(err)
+			return sp.takeBroken()
+		}
+		return nil
+	}
+	failed := false
+	for _, oc := range conns {
+		sp.scratch = append(sp.scratch[:0], bufs...)
+		if err := oc.c.WritePacket(sp.scratch); err != nil {
+			oc.broken(err)
+			failed = true
+		}
+	}
+	clear(sp.scratch)
+	if failed {
+		return sp.takeBroken()
+	}
+	return nil
+}
+
+func (sp *SendPort) takeBroken() error {
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	err := sp.brokenErr
+	sp.brokenErr = nil
+	return err
+}
+
+// broken removes a connection that failed (write error, peer closed, peer died) and
+// tells the program through downcalls and the disconnect handler.
+func (oc *outConn) broken(cause error) {
+	oc.mu.Lock()
+	if oc.gone {
+		oc.mu.Unlock()
+		return
+	}
+	oc.gone = true
+	c := oc.c
+	oc.mu.Unlock()
+	sp := oc.sp
+	if c != nil {
+		_ = c.Close()
+	}
+	err := fmt.Errorf("connection from %s to %s: %w", sp.id, oc.to, cause)
+	if !errors.Is(err, ipl.ErrConnectionLost) {
+		err = fmt.Errorf("%w: %w", ipl.ErrConnectionLost, err)
+	}
+	sp.mu.Lock()
+	found := false
+	for i, c := range sp.conns {
+		if c == oc {
+			sp.conns = append(sp.conns[:i:i], sp.conns[i+1:]...)
+			found = true
+			break
+		}
+	}
+	if found {
+		sp.lost = append(sp.lost, oc.to)
+		sp.brokenErr = errors.Join(sp.brokenErr, err)
+	}
+	closed := sp.closed
+	sp.mu.Unlock()
+	if !found || closed {
+		return
+	}
+	sp.log.Debug("lost connection", zap.Stringer("to", oc.to), zap.Error(cause))
+	if h := sp.cfg.DisconnectHandler; h != nil {
+		h(sp, oc.to, err)
+	}
+}
+
+func (sp *SendPort) peerGone(id ipl.IbisIdentifier, cause error) {
+	sp.mu.Lock()
+	var hit []*outConn
+	for _, oc := range sp.conns {
+		if sameIbis(oc.to.Ibis, id) {
+			hit = append(hit, oc)
+		}
+	}
+	sp.mu.Unlock()
+	for _, oc := range hit {
+		oc.broken(cause)
+	}
+}
+
+// NewMessage starts a message, waiting while another one lives.
+func (sp *SendPort) NewMessage(ctx context.Context) (ipl.WriteMessage, error) {
+	what := fmt.Sprintf("new message at %s", sp.id)
+	select {
+	case sp.token <- struct{}{}:
+	default:
+		bctx, cancel := sp.in.bind(ctx)
+		err := sp.acquire(bctx, what)
+		cancel()
+		if err != nil {
+			return nil, err
+		}
+	}
+	sp.mu.Lock()
+	n, closed := len(sp.conns), sp.closed
+	sp.brokenErr = nil
+	sp.mu.Unlock()
+	if closed {
+		sp.release()
+		return nil, fmt.Errorf("%s: %w", what, ipl.ErrClosed)
+	}
+	if n == 0 {
+		sp.release()
+		return nil, fmt.Errorf("%s: %w: connect the port first", what, ipl.ErrNotConnected)
+	}
+	sp.w.Reset()
+	m := &writeMessage{sp: sp, w: sp.w, seq: -1}
+	if sp.pt.Has(ipl.CommunicationNumbered) {
+		m.seq = sp.seq
+		sp.seq++
+		if err := sp.w.WriteInt64(m.seq); err != nil {
+			sp.release()
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+// ConnectedTo lists the connected receive ports.
+func (sp *SendPort) ConnectedTo() []ipl.ReceivePortIdentifier {
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	out := make([]ipl.ReceivePortIdentifier, len(sp.conns))
+	for i, oc := range sp.conns {
+		out[i] = oc.to
+	}
+	return out
+}
+
+// LostConnections returns connections lost since the last call.
+func (sp *SendPort) LostConnections() ([]ipl.ReceivePortIdentifier, error) {
+	if !sp.pt.Has(ipl.ConnectionDowncalls) {
+		return nil, fmt.Errorf("%w: LostConnections needs %s in the port type", ipl.ErrUnsupported, ipl.ConnectionDowncalls)
+	}
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	out := sp.lost
+	sp.lost = nil
+	return out, nil
+}
+
+// Close disconnects cleanly from every receive port. A message still live after a short
+// grace is cut off: its connections are closed hard.
+func (sp *SendPort) Close() error {
+	sp.mu.Lock()
+	if sp.closed {
+		sp.mu.Unlock()
+		return nil
+	}
+	sp.closed = true
+	close(sp.closing)
+	sp.mu.Unlock()
+	defer sp.in.removeSendPort(sp.name)
+
+	t := time.NewTimer(closeGrace)
+	defer t.Stop()
+	clean := false
+	select {
+	case sp.token <- struct{}{}:
+		clean = true
+	case <-t.C:
+	}
+	sp.mu.Lock()
+	conns := sp.conns
+	sp.conns = nil
+	sp.mu.Unlock()
+	var errs []error
+	for _, oc := range conns {
+		if clean {
+			if err := oc.closeClean(); err != nil {
+				errs = append(errs, err)
+			}
+			continue
+		}
+		oc.mu.Lock()
+		oc.gone = true
+		oc.mu.Unlock()
+		_ = oc.c.Close()
+	}
+	if !clean {
+		errs = append(errs, fmt.Errorf("close %s: a message was still live; its connections were cut", sp.id))
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,100 @@
+package core
+
+import (
+	"fmt"
+
+	"go.uber.org/zap"
+
+	"github.com/ibisgo/ibis/ipl"
+)
+
+// EnableMessageUpcalls starts delivering messages to the port's handler.
+func (p *ReceivePort) EnableMessageUpcalls() error {
+	if p.cfg.MessageHandler == nil {
+		return fmt.Errorf("enable upcalls at %s: %w: the port has no message handler (ipl.WithMessageHandler)", p.id, ipl.ErrUnsupported)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.isClosed() {
+		return fmt.Errorf("enable upcalls at %s: %w", p.id, ipl.ErrClosed)
+	}
+	if p.upcallStop != nil {
+		return nil
+	}
+	stop := make(chan struct{})
+	p.upcallStop = stop
+	if p.pt.Has(ipl.ReceiveAutoUpcalls) {
+		p.startDispatcher(stop)
+	}
+	return nil
+}
+
+// DisableMessageUpcalls stops delivering to the handler; an upcall in progress runs on.
+func (p *ReceivePort) DisableMessageUpcalls() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.upcallStop != nil {
+		close(p.upcallStop)
+		p.upcallStop = nil
+	}
+}
+
+func (p *ReceivePort) startDispatcher(stop chan struct{}) {
+	if stop == nil {
+		return
+	}
+	p.in.Go(func() { p.dispatch(stop) })
+}
+
+// dispatch delivers messages to the handler one at a time until upcalls are disabled,
+// the port closes, or a handler finishes its message early (a new dispatcher then
+// carries on while that handler runs to its end).
+func (p *ReceivePort) dispatch(stop chan struct{}) {
+	for {
+		select {
+		case p.token <- struct{}{}:
+		case <-stop:
+			return
+		case <-p.closed:
+			return
+		}
+		var m *readMessage
+		select {
+		case m = <-p.ready:
+		case <-stop:
+			<-p.token
+			return
+		case <-p.closed:
+			<-p.token
+			return
+		}
+		if p.upcall(m, stop) {
+			return
+		}
+	}
+}
+
+// upcall runs the handler on m and finishes m if the handler did not. It reports
+// whether the handler finished m early, handing the port to a new dispatcher.
+// stop is the dispatcher's stop channel, nil for an upcall from Poll.
+func (p *ReceivePort) upcall(m *readMessage, stop chan struct{}) (handedOff bool) {
+	m.mu.Lock()
+	m.inUpcall = stop != nil
+	m.stop = stop
+	m.mu.Unlock()
+	err := p.cfg.MessageHandler(m)
+	if err != nil {
+		p.log.Warn("message handler failed", zap.Stringer("from", m.ic.from), zap.Error(err))
+	}
+	m.mu.Lock()
+	m.inUpcall = false
+	handedOff = m.handedOff
+	done := m.finished
+	m.mu.Unlock()
+	if !done {
+		if _, ferr := m.Finish(); ferr != nil {
+			p.log.Debug("finishing upcall message", zap.Error(ferr))
+		}
+	}
+	return handedOff
+}

@@ -1,0 +1,85 @@
+package core
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/ibisgo/ibis/ipl"
+	"github.com/ibisgo/ibis/serialization"
+)
+
+// writeMessage is the live message of a send port. A fresh one is made per message so
+// that a stale reference kept after Finish is refused instead of writing into the next.
+type writeMessage struct {
+	sp       *SendPort
+	w        *serialization.Writer
+	seq      int64
+	finished bool
+}
+
+var _ ipl.WriteMessage = (*writeMessage)(nil)
+
+func (m *writeMessage) finishedErr() error {
+	return fmt.Errorf("message of %s: %w", m.sp.id, ipl.ErrMessageFinished)
+}
+
+// WriteArray appends a primitive slice or 2-D slice.
+func (m *writeMessage) WriteArray(slice any) error {
+	if m.finished {
+		return m.finishedErr()
+	}
+	return writeError(m.w.WriteArray(slice))
+}
+
+// WriteObject appends any value (needs serialization.object).
+func (m *writeMessage) WriteObject(v any) error {
+	if m.finished {
+		return m.finishedErr()
+	}
+	return writeError(m.w.WriteObject(v))
+}
+
+// Send pushes what was written so far to every connection.
+func (m *writeMessage) Send() error {
+	if m.finished {
+		return m.finishedErr()
+	}
+	err := m.w.Flush()
+	if err == nil {
+		err = m.sp.takeBroken()
+	}
+	return m.sendError(err)
+}
+
+// Finish ends the message and frees the port for the next one.
+func (m *writeMessage) Finish() (int64, error) {
+	if m.finished {
+		return 0, m.finishedErr()
+	}
+	m.finished = true
+	n, err := m.w.Finish()
+	if err == nil {
+		err = m.sp.takeBroken()
+	}
+	m.sp.release()
+	return n, m.sendError(err)
+}
+
+func (m *writeMessage) sendError(err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, ipl.ErrConnectionLost) {
+		return fmt.Errorf("message of %s: %w", m.sp.id, err)
+	}
+	return fmt.Errorf("message of %s: %w", m.sp.id, writeError(err))
+}
+
+// Bytes returns the bytes written so far.
+func (m *writeMessage) Bytes() int64 { return m.w.Count() }
+
+// SequenceNumber returns the message's number on a numbered port, or -1.
+func (m *writeMessage) SequenceNumber() int64 { return m.seq }
+
+// SendPort returns the message's port.
+func (m *writeMessage) SendPort() ipl.SendPort { return m.sp }

@@ -1,0 +1,126 @@
+package ipl
+
+import (
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// Default values of the configuration.
+const (
+	// DefaultConnectTimeout bounds a Connect whose context has no deadline.
+	DefaultConnectTimeout = 60 * time.Second
+	// DefaultMaxMessageSize bounds what a receiver accepts (and allocates) per message.
+	DefaultMaxMessageSize int64 = 1 << 30
+	// DefaultJoinTimeout bounds joining the pool when New's context has no deadline.
+	DefaultJoinTimeout = 60 * time.Second
+)
+
+// Config is the complete configuration of an Ibis instance. Programs set it with
+// Options; implementations read it. Fields left zero are filled from the environment
+// (see ApplyEnvironment) and then from defaults.
+type Config struct {
+	// Implementation names the implementation to use ("tcp", ...); "" picks the first
+	// registered one that offers every capability asked for.
+	Implementation string
+	// Registry is the registry server's host:port; "" runs an embedded registry in this
+	// process, for a pool of this one process (or of processes told its address).
+	Registry string
+	// Pool is the pool's name; processes with the same name find each other.
+	Pool string
+	// PoolSize is the size of a closed-world pool; 0 means open.
+	PoolSize int
+	// Tag is a user label for this instance, visible in its identifier.
+	Tag string
+	// Capabilities are the Ibis capabilities asked for (closed.world, elections.strict, ...).
+	Capabilities []string
+	// PortTypes are the port types the program will create ports of.
+	PortTypes []PortType
+	// Logger receives diagnostics; nil means none.
+	Logger *zap.Logger
+	// EventHandler, when set, receives registry events in order instead of Events().
+	EventHandler func(Event)
+	// ListenHost is the host or IP the implementation listens on and publishes ("" = 127.0.0.1
+	// unless IBIS_HOST says otherwise).
+	ListenHost string
+	// ConnectTimeout bounds a Connect whose context has no deadline.
+	ConnectTimeout time.Duration
+	// MaxMessageSize bounds the bytes of one received message.
+	MaxMessageSize int64
+	// HeartbeatInterval sets the failure-detection interval of an embedded registry.
+	HeartbeatInterval time.Duration
+	// Properties hold implementation-specific settings (for example a flavour choice).
+	Properties map[string]string
+}
+
+// Option sets part of a Config.
+type Option func(*Config)
+
+// WithImplementation picks the implementation by its registered name.
+func WithImplementation(name string) Option { return func(c *Config) { c.Implementation = name } }
+
+// WithRegistry names the registry server (host:port).
+func WithRegistry(addr string) Option { return func(c *Config) { c.Registry = addr } }
+
+// WithPool names the pool to join.
+func WithPool(name string) Option { return func(c *Config) { c.Pool = name } }
+
+// WithPoolSize makes the pool closed-world with n members.
+func WithPoolSize(n int) Option { return func(c *Config) { c.PoolSize = n } }
+
+// WithTag labels this instance.
+func WithTag(tag string) Option { return func(c *Config) { c.Tag = tag } }
+
+// WithCapabilities asks for Ibis capabilities (closed.world, elections.strict, ...).
+func WithCapabilities(caps ...string) Option {
+	return func(c *Config) { c.Capabilities = append(c.Capabilities, caps...) }
+}
+
+// WithPortTypes declares the port types the program will use, so that New can pick an
+// implementation that supports them.
+func WithPortTypes(pts ...PortType) Option {
+	return func(c *Config) { c.PortTypes = append(c.PortTypes, pts...) }
+}
+
+// WithLogger injects a logger for diagnostics (default: none).
+func WithLogger(l *zap.Logger) Option { return func(c *Config) { c.Logger = l } }
+
+// WithEventHandler receives registry events in total order on one goroutine.
+func WithEventHandler(h func(Event)) Option { return func(c *Config) { c.EventHandler = h } }
+
+// WithListenHost sets the host or IP to listen on and publish to peers.
+func WithListenHost(host string) Option { return func(c *Config) { c.ListenHost = host } }
+
+// WithConnectTimeout bounds a Connect whose context has no deadline.
+func WithConnectTimeout(d time.Duration) Option { return func(c *Config) { c.ConnectTimeout = d } }
+
+// WithMaxMessageSize bounds the bytes of one received message.
+func WithMaxMessageSize(n int64) Option { return func(c *Config) { c.MaxMessageSize = n } }
+
+// WithHeartbeatInterval sets the failure-detection interval of an embedded registry.
+func WithHeartbeatInterval(d time.Duration) Option {
+	return func(c *Config) { c.HeartbeatInterval = d }
+}
+
+// WithProperty sets an implementation-specific property.
+func WithProperty(key, value string) Option {
+	return func(c *Config) {
+		if c.Properties == nil {
+			c.Properties = map[string]string{}
+		}
+		c.Properties[key] = value
+	}
+}
+
+// Property returns an implementation-specific property, or "".
+func (c *Config) Property(key string) string { return c.Properties[key] }
+
+// HasPortType reports whether pt was declared.
+func (c *Config) HasPortType(pt PortType) bool {
+	for _, d := range c.PortTypes {
+		if d.Equal(pt) {
+			return true
+		}
+	}
+	return false
+}

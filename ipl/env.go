@@ -1,0 +1,93 @@
+package ipl
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Environment variables read by New for settings the program's options left unset.
+// The launcher (cmd/ibis-run) sets the first four for every process it starts.
+const (
+	EnvRegistry  = "IBIS_REGISTRY"  // registry host:port
+	EnvPool      = "IBIS_POOL"      // pool name
+	EnvPoolSize  = "IBIS_POOL_SIZE" // closed-world pool size
+	EnvImpl      = "IBIS_IMPL"      // implementation name
+	EnvHost      = "IBIS_HOST"      // host/IP to listen on and publish
+	EnvTag       = "IBIS_TAG"       // instance tag
+	EnvHeartbeat = "IBIS_HEARTBEAT" // embedded registry heartbeat interval (Go duration)
+	EnvMaxMsg    = "IBIS_MAX_MESSAGE_SIZE"
+)
+
+// ApplyEnvironment fills the fields of c that are still zero from the environment
+// (look is os.LookupEnv in production, a map in tests). Options win over environment,
+// so a program that fixes a setting in code keeps it; flags become options.
+func (c *Config) ApplyEnvironment(look func(string) (string, bool)) error {
+	if look == nil {
+		look = os.LookupEnv
+	}
+	get := func(k string) string {
+		v, _ := look(k)
+		return strings.TrimSpace(v)
+	}
+	if c.Registry == "" {
+		c.Registry = get(EnvRegistry)
+	}
+	if c.Pool == "" {
+		c.Pool = get(EnvPool)
+	}
+	if c.Implementation == "" {
+		c.Implementation = get(EnvImpl)
+	}
+	if c.ListenHost == "" {
+		c.ListenHost = get(EnvHost)
+	}
+	if c.Tag == "" {
+		c.Tag = get(EnvTag)
+	}
+	if c.PoolSize == 0 {
+		if v := get(EnvPoolSize); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 {
+				return fmt.Errorf("ipl: %s=%q: want a non-negative integer", EnvPoolSize, v)
+			}
+			c.PoolSize = n
+		}
+	}
+	if c.HeartbeatInterval == 0 {
+		if v := get(EnvHeartbeat); v != "" {
+			d, err := time.ParseDuration(v)
+			if err != nil || d <= 0 {
+				return fmt.Errorf("ipl: %s=%q: want a positive duration such as 500ms", EnvHeartbeat, v)
+			}
+			c.HeartbeatInterval = d
+		}
+	}
+	if c.MaxMessageSize == 0 {
+		if v := get(EnvMaxMsg); v != "" {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || n <= 0 {
+				return fmt.Errorf("ipl: %s=%q: want a positive byte count", EnvMaxMsg, v)
+			}
+			c.MaxMessageSize = n
+		}
+	}
+	return nil
+}
+
+func (c *Config) applyDefaults() {
+	if c.ListenHost == "" {
+		c.ListenHost = "127.0.0.1"
+	}
+	if c.ConnectTimeout <= 0 {
+		c.ConnectTimeout = DefaultConnectTimeout
+	}
+	if c.MaxMessageSize <= 0 {
+		c.MaxMessageSize = DefaultMaxMessageSize
+	}
+	if c.Pool == "" {
+		c.Pool = "default"
+	}
+}

@@ -1,0 +1,77 @@
+package ipl
+
+// WriteMessage is a message being filled at a send port. It is obtained from
+// SendPort.NewMessage; while it lives no other message can be made at that port. Values
+// are read at the other end in the order they were written. A slice given to WriteArray
+// or WriteObject must not be changed until Send or Finish returns: large slices are sent
+// straight from the caller's memory.
+type WriteMessage interface {
+	WriteBool(v bool) error
+	WriteByte(v byte) error
+	WriteInt8(v int8) error
+	WriteInt16(v int16) error
+	WriteUint16(v uint16) error
+	WriteInt32(v int32) error
+	WriteUint32(v uint32) error
+	WriteInt64(v int64) error
+	WriteUint64(v uint64) error
+	WriteInt(v int) error
+	WriteUint(v uint) error
+	WriteFloat32(v float32) error
+	WriteFloat64(v float64) error
+	WriteString(v string) error
+	// WriteArray writes a primitive slice ([]float64, []int32, []byte, ...) or a 2-D
+	// slice of one ([][]float64, ...; rows may differ in length).
+	WriteArray(slice any) error
+	// WriteObject writes any Go value (needs serialization.object); primitive slices,
+	// 2-D slices and strings take a fast path, everything else goes through msgpack.
+	WriteObject(v any) error
+	// Send pushes what was written so far onto the network without ending the message.
+	Send() error
+	// Finish ends the message and returns the bytes it moved (headers included). After
+	// Finish the message must not be used.
+	Finish() (int64, error)
+	// Bytes returns the bytes written so far.
+	Bytes() int64
+	// SequenceNumber returns the message's number on a communication.numbered port
+	// (0, 1, 2, ... per send port), and -1 otherwise.
+	SequenceNumber() int64
+	// SendPort returns the port the message belongs to.
+	SendPort() SendPort
+}
+
+// ReadMessage is a message being read at a receive port. Reads must mirror the writes.
+// While it lives no other message is delivered by its port; Finish (or, for an upcall,
+// returning) frees the port. Unread data is skipped by Finish.
+type ReadMessage interface {
+	ReadBool() (bool, error)
+	ReadByte() (byte, error)
+	ReadInt8() (int8, error)
+	ReadInt16() (int16, error)
+	ReadUint16() (uint16, error)
+	ReadInt32() (int32, error)
+	ReadUint32() (uint32, error)
+	ReadInt64() (int64, error)
+	ReadUint64() (uint64, error)
+	ReadInt() (int, error)
+	ReadUint() (uint, error)
+	ReadFloat32() (float32, error)
+	ReadFloat64() (float64, error)
+	ReadString() (string, error)
+	// ReadArray fills the caller's slice (or 2-D slice of the written shape) exactly;
+	// large slices are read straight from the network into its memory.
+	ReadArray(dst any) error
+	// ReadObject decodes the next object into the value ptr points to.
+	ReadObject(ptr any) error
+	// Finish ends the message, skipping what was not read, and returns its size in bytes.
+	Finish() (int64, error)
+	// Bytes returns the bytes of the message consumed so far.
+	Bytes() int64
+	// Origin names the send port the message came from.
+	Origin() SendPortIdentifier
+	// SequenceNumber returns the sender's number for the message on a
+	// communication.numbered port, and -1 otherwise.
+	SequenceNumber() int64
+	// ReceivePort returns the port that delivered the message.
+	ReceivePort() ReceivePort
+}

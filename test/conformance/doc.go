@@ -1,0 +1,16 @@
+// Package conformance is the suite of IPL behaviours that every Ibis-Go implementation
+// must pass. Each case runs a pool of real OS processes on 127.0.0.1: the test process
+// is one member (it asserts), and it re-executes its own test binary for the others,
+// which play their part and report failure through their exit status.
+//
+// An implementation plugs in with a test file such as
+//
+//	func TestMain(m *testing.M) {
+//		if conformance.IsChild() {
+//			os.Exit(conformance.RunChild())
+//		}
+//		goleak.VerifyTestMain(m)
+//	}
+//
+//	func TestConformance(t *testing.T) { conformance.Run(t, conformance.Options{Impl: "tcp"}) }
+package conformance

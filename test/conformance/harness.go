@@ -1,0 +1,253 @@
+package conformance
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ibisgo/ibis/ipl"
+	"github.com/ibisgo/ibis/registry"
+)
+
+// Environment variables that make a test binary play a child's part.
+const (
+	envCase  = "IBIS_CONFORMANCE_CASE"
+	envIndex = "IBIS_CONFORMANCE_INDEX"
+	envProps = "IBIS_CONFORMANCE_PROPS"
+)
+
+// caseTimeout bounds one case; it only ends a hung run, no case relies on it.
+const caseTimeout = 90 * time.Second
+
+// heartbeat is the registry's failure-detection interval in the suite.
+const heartbeat = 500 * time.Millisecond
+
+// Options selects the implementation under test.
+type Options struct {
+	// Impl is the implementation's registered name.
+	Impl string
+	// Properties are implementation-specific settings (for example flavours), given to
+	// every member of the pool.
+	Properties map[string]string
+}
+
+// Env is what a case's parts get: their Ibis instance and their place in the pool.
+type Env struct {
+	Ctx      context.Context
+	Ibis     ipl.Ibis
+	Index    int                // -1 for the parent (the test process), else the child's index
+	Parent   ipl.IbisIdentifier // the test process's instance
+	Children []ipl.IbisIdentifier
+	// T is set for the parent only.
+	T *testing.T
+
+	kids []*child
+}
+
+type testCase struct {
+	name     string
+	children int
+	parent   func(e *Env)
+	child    func(e *Env) error
+	// closedWorld makes the pool wait until every child joined before the parts run.
+	noWait bool
+}
+
+var (
+	casesMu sync.Mutex
+	cases   = map[string]*testCase{}
+)
+
+func register(tc *testCase) *testCase {
+	casesMu.Lock()
+	defer casesMu.Unlock()
+	cases[tc.name] = tc
+	return tc
+}
+
+// IsChild reports whether this process was started by the suite to play a child part.
+func IsChild() bool { return os.Getenv(envCase) != "" }
+
+func encodeProps(p map[string]string) string {
+	var kv []string
+	for k, v := range p {
+		kv = append(kv, k+"="+v)
+	}
+	sort.Strings(kv)
+	return strings.Join(kv, ";")
+}
+
+func decodeProps(s string) map[string]string {
+	p := map[string]string{}
+	for _, kv := range strings.Split(s, ";") {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			p[k] = v
+		}
+	}
+	return p
+}
+
+func newIbis(ctx context.Context, impl string, props map[string]string, opts ...ipl.Option) (ipl.Ibis, error) {
+	opts = append(opts, ipl.WithImplementation(impl), ipl.WithPortTypes(AllPortTypes...),
+		ipl.WithCapabilities(ipl.ElectionsStrict, ipl.MembershipTotallyOrdered, ipl.Signals, ipl.Termination))
+	for k, v := range props {
+		opts = append(opts, ipl.WithProperty(k, v))
+	}
+	return ipl.New(ctx, opts...)
+}
+
+// RunChild plays the child part named by the environment and returns the exit status.
+func RunChild() int {
+	name := os.Getenv(envCase)
+	casesMu.Lock()
+	tc := cases[name]
+	casesMu.Unlock()
+	if tc == nil {
+		fmt.Fprintf(os.Stderr, "conformance: unknown case %q\n", name)
+		return 2
+	}
+	idx, _ := strconv.Atoi(os.Getenv(envIndex))
+	ctx, cancel := context.WithTimeout(context.Background(), caseTimeout)
+	defer cancel()
+	ib, err := newIbis(ctx, os.Getenv(ipl.EnvImpl), decodeProps(os.Getenv(envProps)), ipl.WithTag(fmt.Sprintf("child-%d", idx)))
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "child %d: %v\n", idx, err)
+		return 1
+	}
+	defer ib.Close()
+	parent, err := ib.Registry().ElectionResult(ctx, "parent")
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "child %d: finding the parent: %v\n", idx, err)
+		return 1
+	}
+	e := &Env{Ctx: ctx, Ibis: ib, Index: idx, Parent: parent}
+	if !tc.noWait {
+		if err := ib.Registry().WaitUntilPoolClosed(ctx); err != nil {
+			fmt.Fprintf(os.Stderr, "child %d: waiting for the pool: %v\n", idx, err)
+			return 1
+		}
+		e.Children = childrenOf(ib)
+	}
+	if err := tc.child(e); err != nil {
+		fmt.Fprintf(os.Stderr, "child %d of %s: %v\n", idx, name, err)
+		return 1
+	}
+	return 0
+}
+
+func childrenOf(ib ipl.Ibis) []ipl.IbisIdentifier {
+	var out []ipl.IbisIdentifier
+	for _, m := range ib.Registry().Members() {
+		if strings.HasPrefix(m.Tag, "child-") {
+			out = append(out, m)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Tag < out[j].Tag })
+	return out
+}
+
+// child is a running child process.
+type child struct {
+	cmd    *exec.Cmd
+	stderr bytes.Buffer
+	done   chan error
+	killed bool
+}
+
+// runCase runs one case: a registry, the parent's instance, the children's processes.
+func runCase(t *testing.T, opts Options, tc *testCase) {
+	t.Helper()
+	srv, err := registry.StartEmbedded("127.0.0.1:0", registry.WithHeartbeatInterval(heartbeat))
+	if err != nil {
+		t.Fatalf("starting registry: %v", err)
+	}
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), caseTimeout)
+	defer cancel()
+	pool := fmt.Sprintf("%s-%d", tc.name, time.Now().UnixNano())
+	size := tc.children + 1
+	ib, err := newIbis(ctx, opts.Impl, opts.Properties, ipl.WithRegistry(srv.Addr()), ipl.WithPool(pool),
+		ipl.WithPoolSize(size), ipl.WithTag("parent"))
+	if err != nil {
+		t.Fatalf("starting the parent's Ibis: %v", err)
+	}
+	defer ib.Close()
+	if _, err := ib.Registry().Elect(ctx, "parent"); err != nil {
+		t.Fatalf("electing the parent: %v", err)
+	}
+	kids := make([]*child, tc.children)
+	for i := range kids {
+		c := &child{done: make(chan error, 1)}
+		c.cmd = exec.Command(os.Args[0], "-test.run=^$")
+		c.cmd.Env = append(os.Environ(),
+			envCase+"="+tc.name, envIndex+"="+strconv.Itoa(i), envProps+"="+encodeProps(opts.Properties),
+			ipl.EnvRegistry+"="+srv.Addr(), ipl.EnvPool+"="+pool, ipl.EnvPoolSize+"="+strconv.Itoa(size),
+			ipl.EnvImpl+"="+opts.Impl)
+		c.cmd.Stderr = &c.stderr
+		c.cmd.Stdout = &c.stderr
+		if err := c.cmd.Start(); err != nil {
+			t.Fatalf("starting child %d: %v", i, err)
+		}
+		go func() { c.done <- c.cmd.Wait() }()
+		kids[i] = c
+	}
+	defer func() {
+		for _, c := range kids {
+			_ = c.cmd.Process.Kill()
+			<-c.done
+		}
+	}()
+	e := &Env{Ctx: ctx, Ibis: ib, Index: -1, Parent: ib.Identifier(), T: t, kids: kids}
+	if !tc.noWait {
+		if err := ib.Registry().WaitUntilPoolClosed(ctx); err != nil {
+			t.Fatalf("waiting for the children to join: %v", err)
+		}
+		e.Children = childrenOf(ib)
+	}
+	tc.parent(e)
+	for i, c := range kids {
+		if c.killed {
+			continue
+		}
+		select {
+		case err := <-c.done:
+			c.done <- err
+			if err != nil {
+				t.Errorf("child %d: %v\n%s", i, err, c.stderr.String())
+			}
+		case <-ctx.Done():
+			t.Errorf("child %d did not end\n%s", i, c.stderr.String())
+		}
+	}
+}
+
+// Kill ends child i with SIGKILL and waits for it to be gone (a fault-injection step).
+func (e *Env) Kill(i int) {
+	c := e.kids[i]
+	c.killed = true
+	_ = c.cmd.Process.Kill()
+	err := <-c.done
+	c.done <- err
+}
+
+// Run runs every case of the suite against one implementation.
+func Run(t *testing.T, opts Options) {
+	casesMu.Lock()
+	list := make([]*testCase, 0, len(cases))
+	for _, tc := range cases {
+		list = append(list, tc)
+	}
+	casesMu.Unlock()
+	sort.Slice(list, func(i, j int) bool { return list[i].name < list[j].name })
+	for _, tc := range list {
+		t.Run(tc.name, func(t *testing.T) { runCase(t, opts, tc) })
+	}
+}

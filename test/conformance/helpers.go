@@ -1,0 +1,70 @@
+package conformance
+
+import (
+	"fmt"
+
+	"github.com/ibisgo/ibis/ipl"
+)
+
+// waitSignal reads registry events until the named signal arrives.
+func waitSignal(e *Env, name string) error {
+	for {
+		select {
+		case ev, ok := <-e.Ibis.Registry().Events():
+			if !ok {
+				return fmt.Errorf("events ended before signal %q", name)
+			}
+			if ev.Type == ipl.EventSignal && ev.Name == name {
+				return nil
+			}
+		case <-e.Ctx.Done():
+			return fmt.Errorf("waiting for signal %q: %w", name, e.Ctx.Err())
+		}
+	}
+}
+
+// sendOne connects a fresh send port of type pt to (to, port), sends what fill
+// writes, and closes the port.
+func sendOne(e *Env, pt ipl.PortType, to ipl.IbisIdentifier, port string, fill func(ipl.WriteMessage) error) error {
+	sp, err := e.Ibis.CreateSendPort(pt, "")
+	if err != nil {
+		return err
+	}
+	defer sp.Close()
+	if err := sp.Connect(e.Ctx, to, port); err != nil {
+		return err
+	}
+	m, err := sp.NewMessage(e.Ctx)
+	if err != nil {
+		return err
+	}
+	if err := fill(m); err != nil {
+		return err
+	}
+	_, err = m.Finish()
+	return err
+}
+
+// receiveOne creates a receive port, takes one message and hands it to check.
+func receiveOne(e *Env, rp ipl.ReceivePort, check func(ipl.ReadMessage) error) error {
+	m, err := rp.Receive(e.Ctx)
+	if err != nil {
+		return err
+	}
+	if err := check(m); err != nil {
+		_, _ = m.Finish()
+		return err
+	}
+	_, err = m.Finish()
+	return err
+}
+
+// isChild reports whether id is one of the case's children.
+func isChild(e *Env, id ipl.IbisIdentifier) bool {
+	for _, c := range e.Children {
+		if c.Pool == id.Pool && c.ID == id.ID {
+			return true
+		}
+	}
+	return false
+}
