@@ -102,6 +102,9 @@ type inConn struct{ c net.Conn }
 
 func (i inConn) Close() error { return i.c.Close() }
 
+// SetReadDeadline lets a direct Receive on a one-to-one port honour its context.
+func (i inConn) SetReadDeadline(t time.Time) error { return i.c.SetReadDeadline(t) }
+
 // serve runs the handshake of an incoming connection and then reads its messages.
 func (t *transport) serve(c net.Conn) {
 	defer t.wg.Done()

@@ -27,8 +27,10 @@ const (
 // caseTimeout bounds one case; it only ends a hung run, no case relies on it.
 const caseTimeout = 90 * time.Second
 
-// heartbeat is the registry's failure-detection interval in the suite.
-const heartbeat = 500 * time.Millisecond
+// heartbeat is the registry's failure-detection interval in the suite. A killed member
+// is noticed at once through its broken registry connection; the heartbeat only guards
+// against silent ones, so it is kept generous for loaded CI machines.
+const heartbeat = registry.DefaultHeartbeatInterval
 
 // Options selects the implementation under test.
 type Options struct {

@@ -81,7 +81,14 @@ func (m *readMessage) Finish() (int64, error) {
 		m.handedOff = true
 	}
 	m.mu.Unlock()
-	m.ic.done <- struct{}{}
+	if m.ic.direct != nil {
+		if m.fatal != nil {
+			m.port.directEnded(m.ic, m.fatal)
+			_ = m.ic.c.Close()
+		}
+	} else {
+		m.ic.done <- struct{}{}
+	}
 	<-m.port.token
 	if handOff {
 		// Finished early inside its upcall: the port moves on without waiting for the

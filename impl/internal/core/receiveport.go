@@ -43,6 +43,9 @@ type ReceivePort struct {
 	lostConns  []ipl.SendPortIdentifier
 	enabled    bool
 	upcallStop chan struct{} // non-nil while message upcalls are enabled
+
+	directConn  *inConn       // the connection Receive reads itself (direct receipt)
+	connArrived chan struct{} // signals a new direct connection to a waiting Receive
 }
 
 var _ ipl.ReceivePort = (*ReceivePort)(nil)
@@ -53,6 +56,8 @@ type inConn struct {
 	c    InConn
 	rd   *serialization.Reader
 	done chan struct{} // the delivered message was finished
+
+	direct *directState // non-nil when Receive reads this connection itself
 }
 
 func newReceivePort(in *Instance, pt ipl.PortType, name string, cfg ipl.ReceivePortConfig) *ReceivePort {
@@ -68,6 +73,8 @@ func newReceivePort(in *Instance, pt ipl.PortType, name string, cfg ipl.ReceiveP
 		token:   make(chan struct{}, 1),
 		closed:  make(chan struct{}),
 		enabled: !cfg.ConnectionsDisabled,
+
+		connArrived: make(chan struct{}, 1),
 	}
 }
 
@@ -135,6 +142,14 @@ func (p *ReceivePort) accept(req *Request, conn InConn) (*Reply, *Acceptance) {
 func (p *ReceivePort) serveConn(ic *inConn, r io.Reader) {
 	defer ic.c.Close()
 	ic.rd = serialization.NewReader(p.kind, r, serialization.WithReaderMaxMessageSize(p.in.cfg.MaxMessageSize))
+	if p.directCapable() {
+		pk, ok1 := r.(peeker)
+		dl, ok2 := ic.c.(deadliner)
+		if ok1 && ok2 {
+			p.serveDirect(ic, pk, dl)
+			return
+		}
+	}
 	numbered := p.pt.Has(ipl.CommunicationNumbered)
 	for {
 		if p.isClosed() {
@@ -216,52 +231,52 @@ func (p *ReceivePort) peerGone(ipl.IbisIdentifier, error) {}
 
 // Receive waits for the next message.
 func (p *ReceivePort) Receive(ctx context.Context) (ipl.ReadMessage, error) {
-	what := fmt.Sprintf("receive at %s", p.id)
 	if !p.pt.Has(ipl.ReceiveExplicit) {
-		return nil, fmt.Errorf("%s: %w: the port type has no %s", what, ipl.ErrUnsupported, ipl.ReceiveExplicit)
+		return nil, fmt.Errorf("%s: %w: the port type has no %s", p.what("receive"), ipl.ErrUnsupported, ipl.ReceiveExplicit)
 	}
 	p.mu.Lock()
 	upcalls := p.upcallStop != nil
 	p.mu.Unlock()
 	if upcalls {
-		return nil, fmt.Errorf("%s: %w: message upcalls are enabled", what, ipl.ErrUnsupported)
+		return nil, fmt.Errorf("%s: %w: message upcalls are enabled", p.what("receive"), ipl.ErrUnsupported)
 	}
-	// Fast path: a message is already waiting and nobody holds the port.
-	select {
-	case p.token <- struct{}{}:
-		select {
-		case m := <-p.ready:
-			return m, nil
-		default:
-		}
-		<-p.token
-	default:
-	}
-	ctx, cancel := p.in.bind(ctx)
-	defer cancel()
+	// The port's closed channel is also closed when the instance ends, so waiting on
+	// it and on ctx covers every way the wait can end.
 	select {
 	case p.token <- struct{}{}:
 	case <-ctx.Done():
-		return nil, ctxError(ctx, what)
+		return nil, ctxError(ctx, p.what("receive"))
 	case <-p.closed:
-		return nil, fmt.Errorf("%s: %w", what, ipl.ErrClosed)
+		return nil, fmt.Errorf("%s: %w", p.what("receive"), ipl.ErrClosed)
+	}
+	if p.directCapable() {
+		m, err := p.receiveDirect(ctx)
+		if err != nil {
+			<-p.token
+			return nil, err
+		}
+		return m, nil
 	}
 	select {
 	case m := <-p.ready:
 		return m, nil
 	case <-ctx.Done():
 		<-p.token
-		return nil, ctxError(ctx, what)
+		return nil, ctxError(ctx, p.what("receive"))
 	case <-p.closed:
 		<-p.token
-		return nil, fmt.Errorf("%s: %w", what, ipl.ErrClosed)
+		return nil, fmt.Errorf("%s: %w", p.what("receive"), ipl.ErrClosed)
 	}
 }
+
+// what names an operation on the port for error messages; it is only called on the
+// error paths, so the hot path formats nothing.
+func (p *ReceivePort) what(op string) string { return op + " at " + p.id.String() }
 
 // Poll returns a waiting message or nil; with poll upcalls it hands the message to the
 // handler instead.
 func (p *ReceivePort) Poll() (ipl.ReadMessage, error) {
-	what := fmt.Sprintf("poll at %s", p.id)
+	what := p.what("poll")
 	p.mu.Lock()
 	upcalls := p.upcallStop != nil
 	p.mu.Unlock()

@@ -332,16 +332,14 @@ func (sp *SendPort) peerGone(id ipl.IbisIdentifier, cause error) {
 
 // NewMessage starts a message, waiting while another one lives.
 func (sp *SendPort) NewMessage(ctx context.Context) (ipl.WriteMessage, error) {
-	what := fmt.Sprintf("new message at %s", sp.id)
+	// sp.closing is closed by Close, which the instance's Close calls, so the wait ends
+	// with the Ibis too.
 	select {
 	case sp.token <- struct{}{}:
-	default:
-		bctx, cancel := sp.in.bind(ctx)
-		err := sp.acquire(bctx, what)
-		cancel()
-		if err != nil {
-			return nil, err
-		}
+	case <-ctx.Done():
+		return nil, ctxError(ctx, "new message at "+sp.id.String())
+	case <-sp.closing:
+		return nil, fmt.Errorf("new message at %s: %w", sp.id, ipl.ErrClosed)
 	}
 	sp.mu.Lock()
 	n, closed := len(sp.conns), sp.closed
@@ -349,11 +347,11 @@ func (sp *SendPort) NewMessage(ctx context.Context) (ipl.WriteMessage, error) {
 	sp.mu.Unlock()
 	if closed {
 		sp.release()
-		return nil, fmt.Errorf("%s: %w", what, ipl.ErrClosed)
+		return nil, fmt.Errorf("new message at %s: %w", sp.id, ipl.ErrClosed)
 	}
 	if n == 0 {
 		sp.release()
-		return nil, fmt.Errorf("%s: %w: connect the port first", what, ipl.ErrNotConnected)
+		return nil, fmt.Errorf("new message at %s: %w: connect the port first", sp.id, ipl.ErrNotConnected)
 	}
 	sp.w.Reset()
 	m := &writeMessage{sp: sp, w: sp.w, seq: -1}

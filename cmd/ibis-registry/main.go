@@ -1,0 +1,36 @@
+// Command ibis-registry runs the central Ibis registry server, through which
+// the processes of Ibis pools find each other, elect leaders, signal each
+// other and detect failures (see package registry).
+//
+// Usage:
+//
+//	ibis-registry [-host 0.0.0.0] [-port 8888] [-heartbeat 2s] [-events] [-stats 10s] [-v]
+//
+// The default port comes from IBIS_REGISTRY_PORT when set, else 8888. The
+// server stops cleanly on SIGINT or SIGTERM.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
+	stop()
+	switch {
+	case err == nil:
+	case errors.Is(err, flag.ErrHelp):
+	case errors.Is(err, errUsage):
+		os.Exit(2)
+	default:
+		fmt.Fprintln(os.Stderr, "ibis-registry:", err)
+		os.Exit(1)
+	}
+}

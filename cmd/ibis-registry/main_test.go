@@ -1,0 +1,195 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/ibisgo/ibis/registry"
+)
+
+// childEnv makes the test binary run main() instead of the tests, so that
+// TestSignalStopsCleanly can signal a real process.
+const childEnv = "IBIS_REGISTRY_CMD_TEST_CHILD"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(childEnv) != "" {
+		os.Args = []string{"ibis-registry", "-host", "127.0.0.1", "-port", "0", "-v"}
+		main()
+		os.Exit(0)
+	}
+	goleak.VerifyTestMain(m)
+}
+
+func TestSignalStopsCleanly(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+		t.Run(sig.String(), func(t *testing.T) {
+			cmd := exec.Command(os.Args[0], "-test.run=^$")
+			cmd.Env = append(os.Environ(), childEnv+"=1", "GORACE=atexit_sleep_ms=0")
+			stdout, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var stderr syncBuffer
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			line, err := bufio.NewReader(stdout).ReadString('\n')
+			if err != nil || !strings.HasPrefix(line, "ibis-registry listening on 127.0.0.1:") {
+				_ = cmd.Process.Kill()
+				_ = cmd.Wait()
+				t.Fatalf("first line %q, %v; stderr:\n%s", line, err, stderr.String())
+			}
+			if err := cmd.Process.Signal(sig); err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Wait(); err != nil {
+				t.Fatalf("exit after %v: %v; stderr:\n%s", sig, err, stderr.String())
+			}
+			if !strings.Contains(stderr.String(), "shutting down") {
+				t.Fatalf("no shutdown message; stderr:\n%s", stderr.String())
+			}
+		})
+	}
+}
+
+// syncBuffer collects the command's output while it runs.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func noEnv(string) string { return "" }
+
+// waitOutput polls the output until it contains want.
+func waitOutput(t *testing.T, b *syncBuffer, want string) string {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		s := b.String()
+		if strings.Contains(s, want) {
+			return s
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("output never contained %q:\n%s", want, s)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func TestRunServesUntilCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stdout, stderr syncBuffer
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"-host", "127.0.0.1", "-port", "0", "-events", "-stats", "5ms", "-v"},
+			noEnv, &stdout, &stderr)
+	}()
+	out := waitOutput(t, &stdout, "\n")
+	const prefix = "ibis-registry listening on "
+	if !strings.HasPrefix(out, prefix) {
+		t.Fatalf("first line: %q", out)
+	}
+	addr := strings.TrimSpace(strings.SplitN(strings.TrimPrefix(out, prefix), "\n", 2)[0])
+
+	jctx, jcancel := context.WithTimeout(ctx, 30*time.Second)
+	defer jcancel()
+	c, err := registry.Join(jctx, addr, "cmdpool", registry.WithAddress("x:1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	waitOutput(t, &stdout, "Joined cmdpool/0@x:1")
+	waitOutput(t, &stdout, "Left cmdpool/0@x:1")
+	waitOutput(t, &stdout, "stats pools=")
+	waitOutput(t, &stderr, "member joined")
+
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("run after cancel: %v", err)
+	}
+}
+
+func TestFlagsAndEnvironment(t *testing.T) {
+	env := func(v string) func(string) string {
+		return func(k string) string {
+			if k == portEnv {
+				return v
+			}
+			return ""
+		}
+	}
+	cfg, err := parseFlags(nil, env("9999"), io.Discard)
+	if err != nil || cfg.port != 9999 || cfg.host != "0.0.0.0" || cfg.heartbeat != registry.DefaultHeartbeatInterval {
+		t.Fatalf("defaults with %s=9999: %+v, %v", portEnv, cfg, err)
+	}
+	cfg, err = parseFlags([]string{"-port", "1234"}, env("9999"), io.Discard)
+	if err != nil || cfg.port != 1234 {
+		t.Fatalf("-port overrides the environment: %+v, %v", cfg, err)
+	}
+	cfg, err = parseFlags(nil, noEnv, io.Discard)
+	if err != nil || cfg.port != 8888 {
+		t.Fatalf("default port: %+v, %v", cfg, err)
+	}
+	if _, err := parseFlags(nil, env("http"), io.Discard); err == nil || !strings.Contains(err.Error(), portEnv) {
+		t.Fatalf("bad %s: %v", portEnv, err)
+	}
+	for _, args := range [][]string{
+		{"-port", "70000"},
+		{"-heartbeat", "0s"},
+		{"-stats", "-1s"},
+		{"-max-frame", "10"},
+		{"extra"},
+	} {
+		if _, err := parseFlags(args, noEnv, io.Discard); err == nil {
+			t.Fatalf("%v accepted", args)
+		}
+	}
+	if _, err := parseFlags([]string{"-nosuchflag"}, noEnv, io.Discard); !errors.Is(err, errUsage) {
+		t.Fatalf("unknown flag: %v", err)
+	}
+	if _, err := parseFlags([]string{"-h"}, noEnv, io.Discard); !errors.Is(err, flag.ErrHelp) {
+		t.Fatalf("-h: %v", err)
+	}
+}
+
+func TestRunFailsWhenPortTaken(t *testing.T) {
+	srv, err := registry.StartEmbedded("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	port := srv.Addr()[strings.LastIndex(srv.Addr(), ":")+1:]
+	err = run(context.Background(), []string{"-host", "127.0.0.1", "-port", port}, noEnv, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "listen") {
+		t.Fatalf("run on a taken port: %v", err)
+	}
+}

@@ -1,0 +1,162 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+
+	"github.com/ibisgo/ibis/registry"
+)
+
+// portEnv names the environment variable that sets the default port.
+const portEnv = "IBIS_REGISTRY_PORT"
+
+// errUsage marks errors in the command line, which were already explained
+// on stderr by the flag package.
+var errUsage = errors.New("usage error")
+
+// config is the parsed command line.
+type config struct {
+	host      string
+	port      int
+	heartbeat time.Duration
+	events    bool
+	stats     time.Duration
+	verbose   bool
+	maxFrame  int
+}
+
+// parseFlags reads the command line; getenv supplies the environment (so
+// tests need not touch the process's).
+func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
+	defaultPort := 8888
+	if v := getenv(portEnv); v != "" {
+		p, err := strconv.Atoi(v)
+		if err != nil || p < 0 || p > 65535 {
+			return config{}, fmt.Errorf("%s=%q is not a port number (0-65535)", portEnv, v)
+		}
+		defaultPort = p
+	}
+	var cfg config
+	fs := flag.NewFlagSet("ibis-registry", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&cfg.host, "host", "0.0.0.0", "address to listen on")
+	fs.IntVar(&cfg.port, "port", defaultPort, "TCP port to listen on (default from $"+portEnv+", else 8888; 0 = any free port)")
+	fs.DurationVar(&cfg.heartbeat, "heartbeat", registry.DefaultHeartbeatInterval,
+		"failure-detection interval: a member silent for 1.5 intervals is declared dead")
+	fs.BoolVar(&cfg.events, "events", false, "print every pool event to stdout")
+	fs.DurationVar(&cfg.stats, "stats", 0, "print statistics to stdout at this interval (0 = never)")
+	fs.BoolVar(&cfg.verbose, "v", false, "debug logging to stderr")
+	fs.IntVar(&cfg.maxFrame, "max-frame", registry.DefaultMaxFrameSize, "largest accepted frame in bytes")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return config{}, err
+		}
+		return config{}, fmt.Errorf("%w: %w", errUsage, err)
+	}
+	switch {
+	case fs.NArg() > 0:
+		return config{}, fmt.Errorf("unexpected arguments %q", fs.Args())
+	case cfg.port < 0 || cfg.port > 65535:
+		return config{}, fmt.Errorf("-port %d is not a port number (0-65535)", cfg.port)
+	case cfg.heartbeat <= 0:
+		return config{}, fmt.Errorf("-heartbeat %v must be positive", cfg.heartbeat)
+	case cfg.stats < 0:
+		return config{}, fmt.Errorf("-stats %v must not be negative", cfg.stats)
+	case cfg.maxFrame < registry.MinMaxFrameSize:
+		return config{}, fmt.Errorf("-max-frame %d is below the minimum of %d", cfg.maxFrame, registry.MinMaxFrameSize)
+	}
+	return cfg, nil
+}
+
+// newLogger logs to stderr: joins, deaths and connections closed for
+// protocol errors normally (info level), everything with -v (debug level).
+func newLogger(verbose bool, stderr io.Writer) *zap.Logger {
+	level := zapcore.InfoLevel
+	if verbose {
+		level = zapcore.DebugLevel
+	}
+	enc := zap.NewDevelopmentEncoderConfig()
+	core := zapcore.NewCore(zapcore.NewConsoleEncoder(enc), zapcore.Lock(zapcore.AddSync(stderr)), level)
+	return zap.New(core)
+}
+
+// lockedWriter serialises the event log and the statistics on stdout.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// run is the whole program: it serves until ctx ends (SIGINT, SIGTERM) or
+// serving fails.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	cfg, err := parseFlags(args, getenv, stderr)
+	if err != nil {
+		return err
+	}
+	log := newLogger(cfg.verbose, stderr)
+	defer func() { _ = log.Sync() }()
+	out := &lockedWriter{w: stdout}
+
+	opts := []registry.ServerOption{
+		registry.WithHeartbeatInterval(cfg.heartbeat),
+		registry.WithServerLogger(log),
+		registry.WithMaxFrameSize(cfg.maxFrame),
+	}
+	if cfg.events {
+		opts = append(opts, registry.WithEventLog(out))
+	}
+	addr := net.JoinHostPort(cfg.host, strconv.Itoa(cfg.port))
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", addr, err)
+	}
+	srv := registry.NewServer(opts...)
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	if _, err := fmt.Fprintf(out, "ibis-registry listening on %s\n", ln.Addr()); err != nil {
+		_ = srv.Close()
+		<-served
+		return fmt.Errorf("write to stdout: %w", err)
+	}
+
+	var tick <-chan time.Time
+	if cfg.stats > 0 {
+		t := time.NewTicker(cfg.stats)
+		defer t.Stop()
+		tick = t.C
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			log.Info("shutting down", zap.NamedError("cause", context.Cause(ctx)))
+			err := srv.Close()
+			if serr := <-served; serr != nil && err == nil {
+				err = serr
+			}
+			return err
+		case err := <-served:
+			_ = srv.Close()
+			return fmt.Errorf("serve: %w", err)
+		case <-tick:
+			if _, err := fmt.Fprintf(out, "%s stats %s\n", time.Now().Format(time.RFC3339), srv.Stats()); err != nil {
+				log.Warn("cannot print statistics", zap.Error(err))
+			}
+		}
+	}
+}

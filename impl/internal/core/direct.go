@@ -1,0 +1,143 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/ibisgo/ibis/ipl"
+	"github.com/ibisgo/ibis/serialization"
+)
+
+// Direct receive: on a one-to-one port with explicit receipt only, Receive reads the
+// connection on the caller's goroutine, as the blocking flavour of NioIbis does, instead
+// of taking a message from the connection's reader goroutine. That saves a goroutine
+// hand-off (and on a busy machine a wake-up of another thread) per message, which is
+// most of the latency Ibis adds to a raw socket. It needs a transport whose stream can
+// be peeked without consuming (a *bufio.Reader) and whose connection takes read
+// deadlines, so that a cancelled Receive leaves the stream intact.
+
+// peeker is a buffered stream that can look ahead without consuming.
+type peeker interface {
+	Peek(n int) ([]byte, error)
+}
+
+// deadliner is a connection whose reads can be cut short.
+type deadliner interface {
+	SetReadDeadline(t time.Time) error
+}
+
+// errConnEnded tells Receive that the direct connection ended and it should wait for
+// another sender.
+var errConnEnded = errors.New("core: direct connection ended")
+
+type directState struct {
+	peek  peeker
+	dl    deadliner
+	ended chan struct{}
+	once  sync.Once
+}
+
+// directCapable reports whether the port's type allows direct receipt.
+func (p *ReceivePort) directCapable() bool {
+	return !p.pt.ManyToOne() && p.pt.Has(ipl.ReceiveExplicit) &&
+		!p.pt.HasAny(ipl.ReceivePoll, ipl.ReceiveAutoUpcalls, ipl.ReceivePollUpcalls)
+}
+
+// serveDirect parks the transport's goroutine while Receive reads the connection.
+func (p *ReceivePort) serveDirect(ic *inConn, pk peeker, dl deadliner) {
+	ic.direct = &directState{peek: pk, dl: dl, ended: make(chan struct{})}
+	p.mu.Lock()
+	p.directConn = ic
+	p.mu.Unlock()
+	select {
+	case p.connArrived <- struct{}{}:
+	default:
+	}
+	select {
+	case <-ic.direct.ended:
+	case <-p.closed:
+		p.connEnded(ic, nil)
+	}
+}
+
+// directEnded retires the direct connection after a read error or a clean close.
+func (p *ReceivePort) directEnded(ic *inConn, err error) {
+	ic.direct.once.Do(func() {
+		p.mu.Lock()
+		if p.directConn == ic {
+			p.directConn = nil
+		}
+		p.mu.Unlock()
+		p.connEnded(ic, err)
+		close(ic.direct.ended)
+	})
+}
+
+// receiveDirect is Receive for direct-capable ports; the caller holds the token.
+func (p *ReceivePort) receiveDirect(ctx context.Context) (*readMessage, error) {
+	for {
+		p.mu.Lock()
+		ic := p.directConn
+		p.mu.Unlock()
+		if ic == nil {
+			select {
+			case <-p.connArrived:
+				continue
+			case <-ctx.Done():
+				return nil, ctxError(ctx, p.what("receive"))
+			case <-p.closed:
+				return nil, fmt.Errorf("%s: %w", p.what("receive"), ipl.ErrClosed)
+			}
+		}
+		m, err := p.readDirect(ctx, ic)
+		if errors.Is(err, errConnEnded) {
+			continue
+		}
+		return m, err
+	}
+}
+
+func (p *ReceivePort) readDirect(ctx context.Context, ic *inConn) (*readMessage, error) {
+	d := ic.direct
+	var err error
+	if ctx.Done() == nil {
+		_, err = d.peek.Peek(serialization.HeaderSize)
+	} else {
+		fired := make(chan struct{})
+		stop := context.AfterFunc(ctx, func() {
+			_ = d.dl.SetReadDeadline(time.Now())
+			close(fired)
+		})
+		_, err = d.peek.Peek(serialization.HeaderSize)
+		if !stop() {
+			<-fired
+			_ = d.dl.SetReadDeadline(time.Time{})
+			if ctx.Err() != nil && (err == nil || errors.Is(err, os.ErrDeadlineExceeded)) {
+				// Peek consumed nothing: the stream is intact for the next Receive.
+				return nil, ctxError(ctx, p.what("receive"))
+			}
+		}
+	}
+	if err == nil {
+		err = ic.rd.Next()
+	}
+	if err != nil {
+		if p.isClosed() {
+			return nil, fmt.Errorf("%s: %w", p.what("receive"), ipl.ErrClosed)
+		}
+		p.directEnded(ic, err)
+		return nil, errConnEnded
+	}
+	m := &readMessage{port: p, ic: ic, seq: -1}
+	if p.pt.Has(ipl.CommunicationNumbered) {
+		if m.seq, err = ic.rd.ReadInt64(); err != nil {
+			p.directEnded(ic, err)
+			return nil, errConnEnded
+		}
+	}
+	return m, nil
+}

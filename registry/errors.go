@@ -1,0 +1,70 @@
+package registry
+
+import "errors"
+
+// Sentinel errors. Every error returned by this package that has one of these
+// causes wraps it, so callers can test with errors.Is while the message still
+// says what exactly went wrong.
+var (
+	// ErrPoolClosed means a join was refused because the closed-world pool
+	// already has all its members, or because the pool has been terminated.
+	ErrPoolClosed = errors.New("registry: pool closed")
+
+	// ErrRegistryLost means the connection to the registry server broke (or
+	// the server stopped answering). The client has ended; the error wraps
+	// the underlying cause.
+	ErrRegistryLost = errors.New("registry: connection to the registry lost")
+
+	// ErrClosed means the client has left the pool (Leave or Close) and can
+	// no longer be used, or that a server has been closed.
+	ErrClosed = errors.New("registry: closed")
+
+	// ErrNotMember means the request needs a pool member that is not (or no
+	// longer) in the pool: a signal target that left, or a request on a
+	// connection that never joined.
+	ErrNotMember = errors.New("registry: not a member")
+
+	// ErrProtocol means bytes on the wire were not a valid registry frame or
+	// message. Frame and message decoding errors wrap it.
+	ErrProtocol = errors.New("registry: protocol error")
+
+	// ErrVersion means client and server speak different protocol versions.
+	ErrVersion = errors.New("registry: protocol version mismatch")
+
+	// ErrPoolSize means a join asked for a different closed-world pool size
+	// than the pool was created with.
+	ErrPoolSize = errors.New("registry: pool size mismatch")
+
+	// ErrNotClosedWorld means a closed-world operation (WaitUntilPoolClosed)
+	// was used in an open-world pool, where it could never finish.
+	ErrNotClosedWorld = errors.New("registry: pool is not a closed world")
+
+	// ErrAlreadyBound means Bind was called for a global name that is bound.
+	ErrAlreadyBound = errors.New("registry: name already bound")
+
+	// ErrNotBound means Unbind was called for a name that is not bound by
+	// the calling member.
+	ErrNotBound = errors.New("registry: name not bound")
+
+	// ErrInvalid means an argument was not acceptable (an empty name, a
+	// string longer than MaxStringLength, a negative pool size, ...).
+	ErrInvalid = errors.New("registry: invalid argument")
+
+	// ErrTooLarge means a request would not fit in the server's maximum
+	// frame size, so it was not sent.
+	ErrTooLarge = errors.New("registry: request too large")
+
+	// ErrTooManyRequests means a member has too many waiting requests
+	// (ElectionResult, Lookup) outstanding at the server.
+	ErrTooManyRequests = errors.New("registry: too many waiting requests")
+)
+
+// remoteError is an error reported by the server in a reply: it carries the
+// server's explanation and unwraps to the matching sentinel.
+type remoteError struct {
+	sentinel error
+	msg      string
+}
+
+func (e *remoteError) Error() string { return e.msg }
+func (e *remoteError) Unwrap() error { return e.sentinel }

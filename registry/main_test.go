@@ -1,0 +1,152 @@
+package registry_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest"
+
+	"github.com/ibisgo/ibis/registry"
+)
+
+// Environment of the child mode of the test binary (see
+// TestCrossProcessKilledMemberDies).
+const (
+	childAddrEnv = "IBIS_REGISTRY_TEST_CHILD_ADDR"
+	childPoolEnv = "IBIS_REGISTRY_TEST_CHILD_POOL"
+)
+
+func TestMain(m *testing.M) {
+	if addr := os.Getenv(childAddrEnv); addr != "" {
+		os.Exit(runChild(addr, os.Getenv(childPoolEnv)))
+	}
+	goleak.VerifyTestMain(m)
+}
+
+// runChild is the body of the child process: join the pool, say so, and
+// stay until killed (or, should the parent vanish, until a deadline).
+func runChild(addr, pool string) int {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := registry.Join(ctx, addr, pool, registry.WithTag("child"))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "child:", err)
+		return 2
+	}
+	fmt.Println("joined", c.Identity())
+	select {
+	case <-c.Done():
+	case <-time.After(time.Minute):
+	}
+	_ = c.Close()
+	return 0
+}
+
+// testTimeout bounds every wait in the tests; it is generous because the
+// tests must pass on a loaded machine, and no test asserts a duration.
+const testTimeout = 30 * time.Second
+
+func testContext(t *testing.T) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func testLogger(t *testing.T) *zap.Logger {
+	return zaptest.NewLogger(t, zaptest.Level(zap.InfoLevel))
+}
+
+func startServer(t *testing.T, opts ...registry.ServerOption) *registry.Server {
+	t.Helper()
+	opts = append([]registry.ServerOption{registry.WithServerLogger(testLogger(t))}, opts...)
+	s, err := registry.StartEmbedded("127.0.0.1:0", opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Errorf("close server: %v", err)
+		}
+	})
+	return s
+}
+
+func join(t *testing.T, s *registry.Server, pool string, opts ...registry.Option) *registry.Client {
+	t.Helper()
+	opts = append([]registry.Option{registry.WithLogger(testLogger(t))}, opts...)
+	c, err := registry.Join(testContext(t), s.Addr(), pool, opts...)
+	if err != nil {
+		t.Fatalf("join %q: %v", pool, err)
+	}
+	t.Cleanup(func() {
+		if err := c.Close(); err != nil {
+			t.Errorf("close client %s: %v", c.Identity(), err)
+		}
+	})
+	return c
+}
+
+// nextEvent returns the next event of c, failing the test if none comes.
+func nextEvent(t *testing.T, c *registry.Client) registry.Event {
+	t.Helper()
+	select {
+	case ev, ok := <-c.Events():
+		if !ok {
+			t.Fatalf("%s: event channel closed (client error: %v)", c.Identity(), c.Err())
+		}
+		return ev
+	case <-time.After(testTimeout):
+		t.Fatalf("%s: no event within %v", c.Identity(), testTimeout)
+	}
+	panic("unreachable")
+}
+
+// waitEvent skips events of c until one satisfies match and returns it.
+func waitEvent(t *testing.T, c *registry.Client, what string, match func(registry.Event) bool) registry.Event {
+	t.Helper()
+	deadline := time.After(testTimeout)
+	for {
+		select {
+		case ev, ok := <-c.Events():
+			if !ok {
+				t.Fatalf("%s: event channel closed while waiting for %s (client error: %v)", c.Identity(), what, c.Err())
+			}
+			if match(ev) {
+				return ev
+			}
+		case <-deadline:
+			t.Fatalf("%s: no %s event within %v", c.Identity(), what, testTimeout)
+		}
+	}
+}
+
+func isEvent(typ registry.EventType, who registry.Identifier) func(registry.Event) bool {
+	return func(ev registry.Event) bool { return ev.Type == typ && ev.Member.ID == who.ID }
+}
+
+// eventually polls cond until it holds; for server state that has no event
+// to wait on (such as a request parked at the server).
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(testTimeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("condition never held: %s", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func mustErrorIs(t *testing.T, err, target error) {
+	t.Helper()
+	if !errors.Is(err, target) {
+		t.Fatalf("got error %v, want one wrapping %v", err, target)
+	}
+}

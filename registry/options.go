@@ -1,0 +1,72 @@
+package registry
+
+import (
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// Option configures a Client (functional options for Join).
+type Option func(*clientConfig)
+
+type clientConfig struct {
+	poolSize    int
+	address     string
+	tag         string
+	logger      *zap.Logger
+	handler     func(Event)
+	dialTimeout time.Duration
+	version     uint64 // protocol version sent; tests change it
+}
+
+func defaultClientConfig() clientConfig {
+	return clientConfig{logger: zap.NewNop(), version: ProtocolVersion}
+}
+
+// WithPoolSize makes the pool a closed world of n members: it closes (a
+// PoolClosed event, WaitUntilPoolClosed returns) once n members have joined,
+// and later joins fail with ErrPoolClosed. All members must agree on n; 0
+// (the default) is an open world.
+func WithPoolSize(n int) Option {
+	return func(c *clientConfig) { c.poolSize = n }
+}
+
+// WithAddress sets the address published in this member's Identifier:
+// where its implementation accepts connections. The registry does not
+// interpret it.
+func WithAddress(addr string) Option {
+	return func(c *clientConfig) { c.address = addr }
+}
+
+// WithTag sets the user's tag published in this member's Identifier, for
+// example a role name.
+func WithTag(tag string) Option {
+	return func(c *clientConfig) { c.tag = tag }
+}
+
+// WithLogger sets the client's logger (default: no logging).
+func WithLogger(l *zap.Logger) Option {
+	return func(c *clientConfig) {
+		if l != nil {
+			c.logger = l
+		}
+	}
+}
+
+// WithEventHandler makes the client call h for every event, in order, on
+// one goroutine, instead of sending events to Events(). Events are queued
+// without bound in front of h, so a slow handler never stalls replies; it
+// only delays later events. h may call Leave or Close. Leave and Close drop
+// the events not yet handed to h and do not wait for a call of h in
+// progress (it may be their caller): the goroutine running h ends as soon
+// as that call returns, so h must not block forever.
+func WithEventHandler(h func(Event)) Option {
+	return func(c *clientConfig) { c.handler = h }
+}
+
+// WithDialTimeout limits how long Join keeps trying to reach the server,
+// all attempts together (the server may still be starting). Zero, the
+// default, means until the context of Join ends.
+func WithDialTimeout(d time.Duration) Option {
+	return func(c *clientConfig) { c.dialTimeout = d }
+}

@@ -1,0 +1,201 @@
+package registry
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// Server is the central registry: it holds pools by name (members, the
+// totally ordered event list, elections, sequence numbers and global names)
+// and serves clients over TCP. A Server serves one listener; Close stops it
+// and waits for everything it started.
+type Server struct {
+	cfg  serverConfig
+	log  *zap.Logger
+	quit chan struct{} // closed by Close
+
+	mu      sync.Mutex // guards everything below and all pool state
+	ln      net.Listener
+	closing bool
+	conns   map[*serverConn]struct{}
+	pools   map[string]*pool
+	members int
+	waiting int
+
+	wg sync.WaitGroup // accept loop and connection goroutines
+
+	events   atomic.Uint64
+	joins    atomic.Uint64
+	leaves   atomic.Uint64
+	deaths   atomic.Uint64
+	accepted atomic.Uint64
+	bytesIn  atomic.Uint64
+	bytesOut atomic.Uint64
+}
+
+// NewServer returns a server configured by opts; call Serve to run it.
+func NewServer(opts ...ServerOption) *Server {
+	cfg := defaultServerConfig()
+	for _, o := range opts {
+		o(&cfg)
+	}
+	return &Server{
+		cfg:   cfg,
+		log:   cfg.logger.Named("registry-server"),
+		quit:  make(chan struct{}),
+		conns: make(map[*serverConn]struct{}),
+		pools: make(map[string]*pool),
+	}
+}
+
+// StartEmbedded listens on addr (such as "127.0.0.1:0", letting the kernel
+// pick the port) and serves in the background, for a launcher or the first
+// process of a local pool that runs the registry in-process. Addr tells
+// where it listens; Close stops it.
+func StartEmbedded(addr string, opts ...ServerOption) (*Server, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("registry: listen on %s: %w", addr, err)
+	}
+	s := NewServer(opts...)
+	if err := s.register(ln); err != nil {
+		_ = ln.Close()
+		return nil, err
+	}
+	go func() {
+		defer s.wg.Done()
+		if err := s.acceptLoop(ln); err != nil {
+			s.log.Error("embedded registry stopped serving", zap.Error(err))
+		}
+	}()
+	return s, nil
+}
+
+// Serve accepts connections on ln and serves them until Close, which makes
+// it return nil. It returns an error if the listener fails, if the server
+// is already serving, or if it has been closed (ErrClosed); ln is closed in
+// every case. A nil ln gives ErrInvalid.
+func (s *Server) Serve(ln net.Listener) error {
+	if ln == nil {
+		return fmt.Errorf("registry: serve: %w: nil listener", ErrInvalid)
+	}
+	if err := s.register(ln); err != nil {
+		_ = ln.Close()
+		return err
+	}
+	defer s.wg.Done()
+	return s.acceptLoop(ln)
+}
+
+// register records ln as the server's listener and counts the accept loop
+// in the wait group, under the lock that Close takes, so Close either sees
+// the loop or prevents it.
+func (s *Server) register(ln net.Listener) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing {
+		return fmt.Errorf("registry: serve: %w", ErrClosed)
+	}
+	if s.ln != nil {
+		return fmt.Errorf("registry: serve: already serving on %s", s.ln.Addr())
+	}
+	s.ln = ln
+	s.wg.Add(1)
+	return nil
+}
+
+func (s *Server) acceptLoop(ln net.Listener) error {
+	s.log.Info("serving", zap.String("addr", ln.Addr().String()),
+		zap.Duration("heartbeat", s.cfg.heartbeat), zap.Int("maxFrameSize", s.cfg.maxFrameSize))
+	backoff := 5 * time.Millisecond
+	for {
+		conn, err := ln.Accept()
+		if err != nil {
+			if s.isClosing() {
+				return nil
+			}
+			if errors.Is(err, net.ErrClosed) {
+				return fmt.Errorf("registry: accept: %w", err)
+			}
+			// Running out of file descriptors and the like: wait a little
+			// and try again rather than giving up on every client.
+			s.log.Warn("accept failed; retrying", zap.Error(err), zap.Duration("backoff", backoff))
+			t := time.NewTimer(backoff)
+			select {
+			case <-t.C:
+			case <-s.quit:
+				t.Stop()
+				return nil
+			}
+			backoff = min(2*backoff, time.Second)
+			continue
+		}
+		backoff = 5 * time.Millisecond
+		s.startConn(conn)
+	}
+}
+
+func (s *Server) isClosing() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closing
+}
+
+// Close stops serving: it closes the listener and every client connection
+// (clients see ErrRegistryLost), drops all pools and waits until every
+// goroutine of the server has ended. It is idempotent.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		s.wg.Wait()
+		return nil
+	}
+	s.closing = true
+	close(s.quit)
+	ln := s.ln
+	conns := make([]*serverConn, 0, len(s.conns))
+	for c := range s.conns {
+		conns = append(conns, c)
+	}
+	s.mu.Unlock()
+
+	var err error
+	if ln != nil {
+		if cerr := ln.Close(); cerr != nil && !errors.Is(cerr, net.ErrClosed) {
+			err = fmt.Errorf("registry: close listener: %w", cerr)
+		}
+	}
+	for _, c := range conns {
+		c.closeWith(fmt.Errorf("server closing: %w", ErrClosed))
+	}
+	s.wg.Wait()
+	s.mu.Lock()
+	s.pools = make(map[string]*pool)
+	s.members = 0
+	s.waiting = 0
+	s.mu.Unlock()
+	s.log.Info("closed")
+	return err
+}
+
+// Addr returns the address the server listens on once it is serving (for
+// example "127.0.0.1:41234"), or "" before Serve or StartEmbedded.
+func (s *Server) Addr() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ln == nil {
+		return ""
+	}
+	return s.ln.Addr().String()
+}
+
+// HeartbeatInterval returns the failure-detection interval the server
+// announces to its clients.
+func (s *Server) HeartbeatInterval() time.Duration { return s.cfg.heartbeat }

@@ -1,0 +1,78 @@
+package registry
+
+import (
+	"io"
+	"net"
+	"sync"
+	"testing"
+	"time"
+)
+
+func mustFrame(tb testing.TB, m *message) []byte {
+	tb.Helper()
+	f, err := encodeFrame(m)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return f
+}
+
+func concatFrames(tb testing.TB, ms ...*message) []byte {
+	var out []byte
+	for _, m := range ms {
+		out = append(out, mustFrame(tb, m)...)
+	}
+	return out
+}
+
+// FuzzServerConn feeds arbitrary bytes to a server connection as if a
+// client sent them. The server must not panic or hang, must close the
+// connection in the end, and must leave no trace of it: no member, no pool,
+// no waiting request.
+func FuzzServerConn(f *testing.F) {
+	join := &message{Kind: kindJoin, ID: 1, Version: ProtocolVersion, Pool: "fz", PoolSize: 1, Address: "a", Tag: "t"}
+	f.Add(concatFrames(f, join,
+		&message{Kind: kindElect, ID: 2, Name: "e"},
+		&message{Kind: kindElectionResult, ID: 3, Name: "e"},
+		&message{Kind: kindElectionResult, ID: 4, Name: "other"},
+		&message{Kind: kindLookup, ID: 5, Name: "n"},
+		&message{Kind: kindBind, ID: 6, Name: "n", Port: "p"},
+		&message{Kind: kindLookup, ID: 7, Name: "waits"},
+		&message{Kind: kindCancel, ID: 7},
+		&message{Kind: kindSignal, ID: 8, Name: "s"},
+		&message{Kind: kindSignal, ID: 9, Name: "s", Targets: []string{"0", "7"}},
+		&message{Kind: kindSequence, ID: 10, Name: "q"},
+		&message{Kind: kindUnbind, ID: 11, Name: "n"},
+		&message{Kind: kindHeartbeat},
+		&message{Kind: kindTerminate, ID: 12},
+		&message{Kind: kindLeave, ID: 13},
+		&message{Kind: kindSequence, ID: 14, Name: "q"},
+	))
+	f.Add(concatFrames(f, join, &message{Kind: kindLookup, ID: 2, Name: "x"}))
+	f.Add(concatFrames(f, &message{Kind: kindJoin, ID: 1, Version: 7, Pool: "fz"}))
+	f.Add(append(mustFrame(f, join), 0, 0, 0, 9, 0x81))
+	f.Add([]byte("GET / HTTP/1.0\r\n\r\n"))
+
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s := NewServer(WithMaxFrameSize(MinMaxFrameSize))
+		defer s.Close()
+		srvEnd, cliEnd := net.Pipe()
+		s.startConn(srvEnd)
+		var wg sync.WaitGroup
+		wg.Go(func() { _, _ = io.Copy(io.Discard, cliEnd) })
+		_, _ = cliEnd.Write(data)
+		_ = cliEnd.Close()
+		wg.Wait()
+
+		deadline := time.Now().Add(10 * time.Second)
+		for s.Stats().Connections != 0 {
+			if time.Now().After(deadline) {
+				t.Fatal("server never dropped the connection")
+			}
+			time.Sleep(100 * time.Microsecond)
+		}
+		if st := s.Stats(); st.Members != 0 || st.Pools != 0 || st.Waiting != 0 {
+			t.Fatalf("connection left state behind: %v", st)
+		}
+	})
+}

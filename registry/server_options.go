@@ -1,0 +1,102 @@
+package registry
+
+import (
+	"io"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// DefaultHeartbeatInterval is the failure-detection interval used unless
+// WithHeartbeatInterval says otherwise.
+const DefaultHeartbeatInterval = 2 * time.Second
+
+// Bounds of the heartbeat interval: the minimum keeps a mistyped interval
+// from turning server and clients into busy loops, the maximum keeps the
+// derived timeouts far from overflowing.
+const (
+	minHeartbeatInterval = 10 * time.Millisecond
+	maxHeartbeatInterval = time.Hour
+)
+
+// ServerOption configures a Server (functional options for NewServer and
+// StartEmbedded).
+type ServerOption func(*serverConfig)
+
+type serverConfig struct {
+	heartbeat    time.Duration
+	logger       *zap.Logger
+	eventLog     io.Writer
+	maxFrameSize int
+	maxQueued    int
+	maxWaiting   int
+}
+
+func defaultServerConfig() serverConfig {
+	return serverConfig{
+		heartbeat:    DefaultHeartbeatInterval,
+		logger:       zap.NewNop(),
+		maxFrameSize: DefaultMaxFrameSize,
+		maxQueued:    64 << 20,
+		maxWaiting:   10000,
+	}
+}
+
+// WithHeartbeatInterval sets the failure-detection interval d (default 2s;
+// values are kept between 10ms and 1h). Clients learn it when they join and send a heartbeat
+// every d/2; a member from which nothing arrived for 1.5*d is declared
+// dead, so the others hear of a crashed member within 2*d. Shorter
+// intervals detect failures sooner at the cost of more traffic.
+func WithHeartbeatInterval(d time.Duration) ServerOption {
+	return func(c *serverConfig) {
+		c.heartbeat = min(max(d, minHeartbeatInterval), maxHeartbeatInterval)
+	}
+}
+
+// WithServerLogger sets the logger for connection-level diagnostics (why a
+// connection was closed, who joined and died). Default: no logging.
+func WithServerLogger(l *zap.Logger) ServerOption {
+	return func(c *serverConfig) {
+		if l != nil {
+			c.logger = l
+		}
+	}
+}
+
+// WithEventLog makes the server print every pool event as one line on w,
+// e.g. for the -events flag of cmd/ibis-registry. Lines of one pool appear
+// in the pool's total order. Lines are written while the server holds its
+// state lock, so w should not block for long (a file or a terminal is
+// fine). Write errors are logged and otherwise ignored.
+func WithEventLog(w io.Writer) ServerOption {
+	return func(c *serverConfig) { c.eventLog = w }
+}
+
+// WithMaxFrameSize sets the largest frame body (bytes) the server accepts
+// (default DefaultMaxFrameSize, at least MinMaxFrameSize). A client that
+// announces a larger frame is disconnected before anything is allocated.
+// Clients learn the value when they join and refuse to send larger
+// requests with ErrTooLarge.
+func WithMaxFrameSize(n int) ServerOption {
+	return func(c *serverConfig) {
+		c.maxFrameSize = max(n, MinMaxFrameSize)
+	}
+}
+
+// WithMaxQueuedBytes bounds the bytes waiting to be sent to one client
+// (default 64 MiB, at least 1 MiB so that any single event fits). A client
+// that does not read its events and replies long enough to exceed it is
+// disconnected (and declared dead) rather than letting the server's memory
+// grow without bound.
+func WithMaxQueuedBytes(n int) ServerOption {
+	return func(c *serverConfig) {
+		c.maxQueued = max(n, DefaultMaxFrameSize)
+	}
+}
+
+// WithMaxWaitingRequests bounds the requests of one member that wait at the
+// server (ElectionResult and Lookup before their answer exists), default
+// 10000. Further waiting requests fail with ErrTooManyRequests.
+func WithMaxWaitingRequests(n int) ServerOption {
+	return func(c *serverConfig) { c.maxWaiting = max(n, 1) }
+}

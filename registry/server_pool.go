@@ -1,0 +1,218 @@
+package registry
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// pool is the state of one pool. All fields are guarded by Server.mu; the
+// single lock is what makes the event order total (and registry traffic is
+// far too light for it to matter).
+type pool struct {
+	name       string
+	size       int // closed-world size, 0 for an open world
+	closed     bool
+	terminated bool
+	nextID     int
+	seq        uint64
+
+	members   []*member // in join order
+	byID      map[string]*member
+	elections map[string]*member
+	sequences map[string]int64
+	names     map[string]binding
+	// Requests waiting for an election winner or a name binding, by name,
+	// in arrival order.
+	electionWaiters map[string][]*waiter
+	lookupWaiters   map[string][]*waiter
+}
+
+// member is one member of a pool, joined through conn.
+type member struct {
+	id      Identifier
+	joinSeq uint64
+	pool    *pool
+	conn    *serverConn
+	gone    bool               // left or died
+	waiting map[uint64]*waiter // by request id
+}
+
+// waiter is a request answered once something exists.
+type waiter struct {
+	m     *member
+	reqID uint64
+	kind  msgKind // kindElectionResult or kindLookup
+	name  string
+}
+
+type binding struct {
+	owner *member
+	port  string
+}
+
+func newPool(name string, size int) *pool {
+	return &pool{
+		name:            name,
+		size:            size,
+		byID:            make(map[string]*member),
+		elections:       make(map[string]*member),
+		sequences:       make(map[string]int64),
+		names:           make(map[string]binding),
+		electionWaiters: make(map[string][]*waiter),
+		lookupWaiters:   make(map[string][]*waiter),
+	}
+}
+
+// emit appends an event to the pool's total order and queues it for the
+// given members. Called with s.mu held.
+func (s *Server) emit(p *pool, t EventType, who Identifier, name string, to []*member) Event {
+	p.seq++
+	ev := Event{Seq: p.seq, Type: t, Member: who, Name: name}
+	s.events.Add(1)
+	frame, err := encodeFrame(&message{Kind: kindEvent, Event: &ev})
+	if err != nil {
+		// Encoding into memory cannot fail; if it ever does, say so loudly.
+		s.log.Error("cannot encode event", zap.Stringer("event", ev), zap.Error(err))
+		return ev
+	}
+	for _, m := range to {
+		m.conn.send(frame)
+	}
+	if w := s.cfg.eventLog; w != nil {
+		if _, err := fmt.Fprintf(w, "%s %s\n", time.Now().Format(time.RFC3339Nano), ev); err != nil {
+			s.log.Warn("cannot write event log", zap.Error(err))
+		}
+	}
+	return ev
+}
+
+// addMember creates the member for a join, sends it the Joined events of
+// the members already present, and announces it to everyone (itself
+// included). Called with s.mu held.
+func (s *Server) addMember(p *pool, c *serverConn, address, tag string) *member {
+	m := &member{
+		id:   Identifier{Pool: p.name, ID: strconv.Itoa(p.nextID), Address: address, Tag: tag},
+		pool: p,
+		conn: c,
+	}
+	p.nextID++
+	for _, old := range p.members {
+		ev := Event{Seq: old.joinSeq, Type: Joined, Member: old.id}
+		frame, err := encodeFrame(&message{Kind: kindEvent, Event: &ev})
+		if err != nil {
+			s.log.Error("cannot encode event", zap.Stringer("event", ev), zap.Error(err))
+			continue
+		}
+		c.send(frame)
+	}
+	p.members = append(p.members, m)
+	p.byID[m.id.ID] = m
+	c.member = m
+	s.members++
+	s.joins.Add(1)
+	m.joinSeq = s.emit(p, Joined, m.id, "", p.members).Seq
+	if p.size > 0 && p.nextID == p.size {
+		p.closed = true
+		s.emit(p, PoolClosed, m.id, "", p.members)
+	}
+	return m
+}
+
+// removeMember takes a member out of its pool because it left or died: its
+// waiting requests, elections and bound names go with it, and the others
+// hear of it. An empty pool is forgotten, so its name can start afresh.
+// Called with s.mu held.
+func (s *Server) removeMember(m *member, t EventType) {
+	p := m.pool
+	m.gone = true
+	p.members = slices.DeleteFunc(p.members, func(x *member) bool { return x == m })
+	delete(p.byID, m.id.ID)
+	for _, w := range m.waiting {
+		s.dropWaiter(w)
+	}
+	m.waiting = nil
+	for name, winner := range p.elections {
+		if winner == m {
+			delete(p.elections, name)
+		}
+	}
+	for name, b := range p.names {
+		if b.owner == m {
+			delete(p.names, name)
+		}
+	}
+	s.members--
+	if t == Left {
+		s.leaves.Add(1)
+	} else {
+		s.deaths.Add(1)
+	}
+	s.emit(p, t, m.id, "", p.members)
+	s.log.Info("member removed", zap.Stringer("member", m.id), zap.Stringer("why", t))
+	if len(p.members) == 0 {
+		delete(s.pools, p.name)
+		s.log.Info("pool ended", zap.String("pool", p.name))
+	}
+}
+
+// addWaiter parks a request until its answer exists. Called with s.mu held.
+func (s *Server) addWaiter(m *member, reqID uint64, kind msgKind, name string) error {
+	if len(m.waiting) >= s.cfg.maxWaiting {
+		return fmt.Errorf("member %s already has %d waiting requests", m.id, len(m.waiting))
+	}
+	if _, dup := m.waiting[reqID]; dup {
+		return fmt.Errorf("request id %d is already waiting", reqID)
+	}
+	w := &waiter{m: m, reqID: reqID, kind: kind, name: name}
+	if m.waiting == nil {
+		m.waiting = make(map[uint64]*waiter)
+	}
+	m.waiting[reqID] = w
+	p := m.pool
+	if kind == kindElectionResult {
+		p.electionWaiters[name] = append(p.electionWaiters[name], w)
+	} else {
+		p.lookupWaiters[name] = append(p.lookupWaiters[name], w)
+	}
+	s.waiting++
+	return nil
+}
+
+// dropWaiter removes a waiter from its pool's lists (not from m.waiting).
+func (s *Server) dropWaiter(w *waiter) {
+	p := w.m.pool
+	lists := p.lookupWaiters
+	if w.kind == kindElectionResult {
+		lists = p.electionWaiters
+	}
+	rest := slices.DeleteFunc(lists[w.name], func(x *waiter) bool { return x == w })
+	if len(rest) == 0 {
+		delete(lists, w.name)
+	} else {
+		lists[w.name] = rest
+	}
+	s.waiting--
+}
+
+// cancelWaiter drops the waiting request reqID of m, if there is one.
+func (s *Server) cancelWaiter(m *member, reqID uint64) {
+	if w, ok := m.waiting[reqID]; ok {
+		delete(m.waiting, reqID)
+		s.dropWaiter(w)
+	}
+}
+
+// takeWaiters removes and returns every waiter for name in lists.
+func (s *Server) takeWaiters(lists map[string][]*waiter, name string) []*waiter {
+	ws := lists[name]
+	delete(lists, name)
+	for _, w := range ws {
+		delete(w.m.waiting, w.reqID)
+		s.waiting--
+	}
+	return ws
+}

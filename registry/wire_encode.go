@@ -1,0 +1,106 @@
+package registry
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/vmihailenco/msgpack/v5"
+)
+
+// encodeFrame encodes m as a complete frame: length prefix and msgpack body.
+func encodeFrame(m *message) ([]byte, error) {
+	var buf bytes.Buffer
+	buf.Grow(64 + len(m.Pool) + len(m.Address) + len(m.Tag) + len(m.Name) + len(m.Port) + len(m.Error))
+	buf.Write(make([]byte, frameHeaderSize))
+	enc := msgpack.GetEncoder()
+	defer msgpack.PutEncoder(enc)
+	enc.Reset(&buf)
+	if err := encodeMessage(enc, m); err != nil {
+		return nil, fmt.Errorf("encode %s message: %w", m.Kind, err)
+	}
+	frame := buf.Bytes()
+	putFrameHeader(frame)
+	return frame, nil
+}
+
+// encodeMessage writes m as a msgpack map holding only its non-zero fields.
+func encodeMessage(enc *msgpack.Encoder, m *message) error {
+	type field struct {
+		key   string
+		write func() error
+	}
+	str := func(s string) func() error { return func() error { return enc.EncodeString(s) } }
+	uns := func(v uint64) func() error { return func() error { return enc.EncodeUint(v) } }
+	sig := func(v int64) func() error { return func() error { return enc.EncodeInt(v) } }
+
+	fields := make([]field, 0, 8)
+	add := func(present bool, key string, write func() error) {
+		if present {
+			fields = append(fields, field{key, write})
+		}
+	}
+	add(true, keyKind, uns(uint64(m.Kind)))
+	add(m.ID != 0, keyID, uns(m.ID))
+	add(m.Version != 0, keyVersion, uns(m.Version))
+	add(m.Pool != "", keyPool, str(m.Pool))
+	add(m.PoolSize != 0, keyPoolSize, sig(m.PoolSize))
+	add(m.Address != "", keyAddress, str(m.Address))
+	add(m.Tag != "", keyTag, str(m.Tag))
+	add(m.Name != "", keyName, str(m.Name))
+	add(m.Port != "", keyPort, str(m.Port))
+	add(len(m.Targets) != 0, keyTargets, func() error { return encodeStrings(enc, m.Targets) })
+	add(m.Member != nil, keyMember, func() error { return encodeIdentifier(enc, *m.Member) })
+	add(m.Event != nil, keyEvent, func() error { return encodeEvent(enc, *m.Event) })
+	add(m.Value != 0, keyValue, sig(m.Value))
+	add(m.Heartbeat != 0, keyHeartbeat, sig(m.Heartbeat))
+	add(m.MaxFrame != 0, keyMaxFrame, sig(m.MaxFrame))
+	add(m.Code != codeNone, keyCode, uns(uint64(m.Code)))
+	add(m.Error != "", keyError, str(m.Error))
+
+	if err := enc.EncodeMapLen(len(fields)); err != nil {
+		return err
+	}
+	for _, f := range fields {
+		if err := enc.EncodeString(f.key); err != nil {
+			return err
+		}
+		if err := f.write(); err != nil {
+			return fmt.Errorf("field %q: %w", f.key, err)
+		}
+	}
+	return nil
+}
+
+func encodeStrings(enc *msgpack.Encoder, ss []string) error {
+	if err := enc.EncodeArrayLen(len(ss)); err != nil {
+		return err
+	}
+	for _, s := range ss {
+		if err := enc.EncodeString(s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// encodeIdentifier writes an Identifier as [pool, id, address, tag].
+func encodeIdentifier(enc *msgpack.Encoder, id Identifier) error {
+	return encodeStrings(enc, []string{id.Pool, id.ID, id.Address, id.Tag})
+}
+
+// encodeEvent writes an Event as [seq, type, member, name].
+func encodeEvent(enc *msgpack.Encoder, ev Event) error {
+	if err := enc.EncodeArrayLen(4); err != nil {
+		return err
+	}
+	if err := enc.EncodeUint(ev.Seq); err != nil {
+		return err
+	}
+	if err := enc.EncodeInt(int64(ev.Type)); err != nil {
+		return err
+	}
+	if err := encodeIdentifier(enc, ev.Member); err != nil {
+		return err
+	}
+	return enc.EncodeString(ev.Name)
+}

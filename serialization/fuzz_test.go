@@ -1,0 +1,251 @@
+package serialization
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/vmihailenco/msgpack/v5"
+)
+
+// fuzzReaderOpts keep the limits small, so hostile inputs hit them quickly
+// and the fuzzer can see that they hold.
+var fuzzReaderOpts = []ReaderOption{
+	WithReaderMaxPacketSize(4096),
+	WithReaderMaxMessageSize(1 << 20),
+	WithReaderMaxObjectDepth(64),
+}
+
+// seedStreams returns valid streams (the golden files and a few messages)
+// for the fuzzers to mutate.
+func seedStreams(t testing.TB) [][]byte {
+	var seeds [][]byte
+	files, _ := filepath.Glob(filepath.Join("testdata", "*.hex"))
+	for _, f := range files {
+		text, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := parseHex(string(text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		seeds = append(seeds, b)
+	}
+	sink := &memSink{}
+	w := NewWriter(KindObject, sink, WithBulkThreshold(32), WithMaxPacketSize(128))
+	_ = firstErr(w.WriteArray(fill[int32](40, 1)), w.WriteString("seed"), w.WriteObject([]float64{1, 2}),
+		w.WriteObject(map[string]any{"a": []any{1, "b"}}), w.WriteArray([][]int16{{1}, {2, 3}}))
+	_, _ = w.Finish()
+	return append(seeds, sink.bytes())
+}
+
+// readOp performs one read chosen by b. Any error is fine; a panic, a hang
+// or an unbounded allocation is not.
+func readOp(r *Reader, b byte, n int) error {
+	switch b % 16 {
+	case 0:
+		_, err := r.ReadBool()
+		return err
+	case 1:
+		_, err := r.ReadByte()
+		return err
+	case 2:
+		_, err := r.ReadInt16()
+		return err
+	case 3:
+		_, err := r.ReadInt32()
+		return err
+	case 4:
+		_, err := r.ReadInt64()
+		return err
+	case 5:
+		_, err := r.ReadFloat32()
+		return err
+	case 6:
+		_, err := r.ReadFloat64()
+		return err
+	case 7:
+		_, err := r.ReadString()
+		return err
+	case 8:
+		return r.ReadArray(arrayCases[n%len(arrayCases)].empty(n))
+	case 9:
+		return r.ReadArray([][]int32{make([]int32, n), make([]int32, n/2)})
+	case 10:
+		var v any
+		return r.ReadObject(&v)
+	case 11:
+		var v []float64
+		return r.ReadObject(&v)
+	case 12:
+		var v [][]bool
+		return r.ReadObject(&v)
+	case 13:
+		var v point
+		return r.ReadObject(&v)
+	case 14:
+		var v string
+		return r.ReadObject(&v)
+	}
+	return r.Finish()
+}
+
+func FuzzReader(f *testing.F) {
+	for _, s := range seedStreams(f) {
+		f.Add(s, []byte{3, 8, 7, 10, 11, 15})
+	}
+	f.Add([]byte{}, []byte{})
+	f.Fuzz(func(t *testing.T, data, ops []byte) {
+		r := NewReader(KindObject, bytes.NewReader(data), fuzzReaderOpts...)
+		for range 8 {
+			err := r.Next()
+			if err != nil {
+				if !errors.Is(err, io.EOF) && !errors.Is(err, ErrCorrupt) && !errors.Is(err, ErrClosedByPeer) {
+					t.Fatalf("Next: unexpected error %v", err)
+				}
+				return
+			}
+			for i := 0; i+1 < len(ops); i += 2 {
+				_ = readOp(r, ops[i], int(ops[i+1]))
+			}
+			if r.Count() > 1<<20 {
+				t.Fatalf("a message of %d bytes passed a limit of %d", r.Count(), 1<<20)
+			}
+		}
+	})
+}
+
+func FuzzCheckMsgpack(f *testing.F) {
+	for _, v := range []any{nil, 1, "s", []any{1, []any{2, map[string]any{"k": 1.5}}}, point{Label: "x", Raw: []byte{1}}} {
+		b, err := msgpack.Marshal(v)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if checkMsgpack(data, 64) != nil {
+			return
+		}
+		// What passes the check must be safe to hand to the decoder.
+		var v any
+		_ = decodeSafely(msgpack.NewDecoder(bytes.NewReader(data)), &v)
+		var p point
+		_ = decodeSafely(msgpack.NewDecoder(bytes.NewReader(data)), &p)
+		var s []point
+		_ = decodeSafely(msgpack.NewDecoder(bytes.NewReader(data)), &s)
+	})
+}
+
+func FuzzRoundTrip(f *testing.F) {
+	f.Add([]byte("round trip seed: every kind of value"), byte(0))
+	f.Add(bytes.Repeat([]byte{14, 0, 1, 2, 3, 4, 5, 6, 7, 14, 2}, 8), byte(0x5a))
+	f.Fuzz(func(t *testing.T, data []byte, cfg byte) {
+		ops := genOps(data)
+		opts := []WriterOption{
+			WithMaxPacketSize([]int{64, 200, 4096, DefaultMaxPacketSize}[cfg%4]),
+			WithBulkThreshold([]int{0, 1, 100, DefaultBulkThreshold}[cfg>>2%4]),
+			WithByteOrder(orders[int(cfg>>4)%len(orders)].order),
+		}
+		sink := &memSink{}
+		w := NewWriter(KindObject, sink, opts...)
+		for _, op := range ops {
+			if err := op.write(w); err != nil {
+				t.Fatalf("write %s: %v", op.name, err)
+			}
+		}
+		p := w.plan()
+		n, err := w.Finish()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n != p.final() || n != int64(sink.all.Len()) {
+			t.Fatalf("Finish %d, plan %d, sink %d", n, p.final(), sink.all.Len())
+		}
+		r := NewReader(KindObject, bytes.NewReader(sink.bytes()))
+		if err := r.Next(); err != nil {
+			t.Fatal(err)
+		}
+		for i, op := range ops {
+			if err := op.read(r); err != nil {
+				t.Fatalf("op %d: %v", i, err)
+			}
+		}
+		if _, err := r.ReadByte(); !errors.Is(err, ErrShortMessage) && !errors.Is(err, ErrTypeMismatch) {
+			t.Fatalf("reading past the message: %v", err)
+		}
+		if err := r.Finish(); err != nil {
+			t.Fatal(err)
+		}
+		if r.Count() != n {
+			t.Fatalf("reader counted %d bytes, writer %d", r.Count(), n)
+		}
+		if err := r.Next(); err != io.EOF {
+			t.Fatalf("after the message: %v", err)
+		}
+	})
+}
+
+func TestCheckMsgpack(t *testing.T) {
+	values := []any{nil, true, -1, 300, -70000, uint64(1 << 60), 1.5, float32(2), "", "str",
+		[]byte{1, 2}, []any{}, map[string]any{"a": []any{1, "x", nil}}, point{Tags: []string{"t"}, Next: &point{}}}
+	for _, v := range values {
+		b, err := msgpack.Marshal(v)
+		must(t, err)
+		if err := checkMsgpack(b, 8); err != nil {
+			t.Fatalf("%#v (% x): %v", v, b, err)
+		}
+		for i := range b { // every truncation is rejected
+			if checkMsgpack(b[:i], 8) == nil {
+				t.Fatalf("%#v truncated to %d bytes passed", v, i)
+			}
+		}
+	}
+	nested := func(depth int) []byte { return append(bytes.Repeat([]byte{0x91}, depth), 0xc0) }
+	must(t, checkMsgpack(nested(7), 8)) // 7 containers: 8 levels with the outermost value
+	wantErr(t, checkMsgpack(nested(8), 8), ErrTooLarge, "deeper than 8")
+	for i, ext := range [][]byte{
+		{0xd4, 1, 0}, {0xd8, 1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15},
+		{0xc7, 2, 5, 0, 0}, {0xc8, 0, 1, 5, 0}, {0xc9, 0, 0, 0, 0, 5}, {0xde, 0, 1, 0xc0, 0xc0},
+	} {
+		if err := checkMsgpack(ext, 8); err != nil {
+			t.Fatalf("case %d (% x): %v", i, ext, err)
+		}
+	}
+	wantErr(t, checkMsgpack([]byte{0xdf, 0, 0, 0, 2, 1, 2, 3}, 8), ErrCorrupt, "announces 4 items")
+}
+
+// ExampleWriter sends one message through an in-memory sink and reads it
+// back, as a transport does over a connection.
+func ExampleWriter() {
+	var wire bytes.Buffer
+	w := NewWriter(KindObject, NewStreamSink(&wire))
+	_ = w.WriteInt32(42)
+	_ = w.WriteString("temperature")
+	_ = w.WriteArray([]float64{20.5, 21, 19.75})
+	_ = w.WriteObject(map[string]int{"rank": 3})
+	n, err := w.Finish()
+	fmt.Println("sent", n, "bytes, error:", err)
+
+	r := NewReader(KindObject, &wire)
+	if err := r.Next(); err != nil {
+		fmt.Println(err)
+		return
+	}
+	id, _ := r.ReadInt32()
+	name, _ := r.ReadString()
+	temps := make([]float64, 3) // the reader supplies the slice to fill
+	_ = r.ReadArray(temps)
+	var meta map[string]int
+	_ = r.ReadObject(&meta)
+	_ = r.Finish()
+	fmt.Println(id, name, temps, meta["rank"], r.Count())
+	// Output:
+	// sent 96 bytes, error: <nil>
+	// 42 temperature [20.5 21 19.75] 3 96
+}
