@@ -1,9 +1,6 @@
 package serialization
 
-import (
-	"math/bits"
-	"reflect"
-)
+import "reflect"
 
 // elemCode names a primitive element type; the object tags are built from it.
 type elemCode uint8
@@ -24,10 +21,6 @@ const (
 	eFloat64
 	numElems
 )
-
-// intIs64 reports whether int and uint are 64 bits wide, so that their
-// slices can be sent as byte views of the int64 section.
-const intIs64 = bits.UintSize == 64
 
 type elemDesc struct {
 	name string

@@ -92,7 +92,7 @@ func eq[T comparable](t *testing.T, got, want T) {
 func fill[T Primitive](n int, seed int) []T {
 	s := make([]T, n)
 	b := AsBytes(s)
-	x := uint32(seed*2654435761 + 1)
+	x := uint32(seed)*2654435761 + 1
 	for i := range b {
 		x = x*1664525 + 1013904223
 		b[i] = byte(x >> 24)

@@ -289,14 +289,6 @@ func (w *Writer) fast(s, n int) []byte {
 	return sec[l : l+n]
 }
 
-// reserve returns n bytes at the end of section s of the open packet.
-func (w *Writer) reserve(s, n int) ([]byte, error) {
-	if b := w.fast(s, n); b != nil {
-		return b, nil
-	}
-	return w.reserveSlow(s, n)
-}
-
 func (w *Writer) reserveSlow(s, n int) ([]byte, error) {
 	if err := w.ready(); err != nil {
 		return nil, err

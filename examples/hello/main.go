@@ -51,7 +51,13 @@ func main() {
 func run(ctx context.Context, n int, opts []ipl.Option) error {
 	ib, err := ipl.New(ctx, append(opts,
 		ipl.WithPortTypes(requestType, replyType),
-		ipl.WithCapabilities(ipl.ElectionsStrict))...)
+		ipl.WithCapabilities(ipl.ElectionsStrict, ipl.MembershipTotallyOrdered),
+		// Membership news goes to stderr; stdout holds the program's results.
+		ipl.WithEventHandler(func(e ipl.Event) {
+			if e.Type == ipl.EventDied || e.Type == ipl.EventLeft {
+				fmt.Fprintf(os.Stderr, "hello: member %s %s\n", e.Member, e.Type)
+			}
+		}))...)
 	if err != nil {
 		return err
 	}

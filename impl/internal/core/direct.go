@@ -133,7 +133,7 @@ func (p *ReceivePort) readDirect(ctx context.Context, ic *inConn) (*readMessage,
 		return nil, errConnEnded
 	}
 	m := &readMessage{port: p, ic: ic, seq: -1}
-	if p.pt.Has(ipl.CommunicationNumbered) {
+	if p.numbered {
 		if m.seq, err = ic.rd.ReadInt64(); err != nil {
 			p.directEnded(ic, err)
 			return nil, errConnEnded

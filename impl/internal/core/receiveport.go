@@ -44,6 +44,9 @@ type ReceivePort struct {
 	enabled    bool
 	upcallStop chan struct{} // non-nil while message upcalls are enabled
 
+	numbered    bool          // the type has communication.numbered
+	explicit    bool          // the type has receive.explicit
+	direct      bool          // the type allows direct receipt (see direct.go)
 	directConn  *inConn       // the connection Receive reads itself (direct receipt)
 	connArrived chan struct{} // signals a new direct connection to a waiting Receive
 }
@@ -61,7 +64,7 @@ type inConn struct {
 }
 
 func newReceivePort(in *Instance, pt ipl.PortType, name string, cfg ipl.ReceivePortConfig) *ReceivePort {
-	return &ReceivePort{
+	p := &ReceivePort{
 		in:      in,
 		pt:      pt,
 		name:    name,
@@ -75,7 +78,11 @@ func newReceivePort(in *Instance, pt ipl.PortType, name string, cfg ipl.ReceiveP
 		enabled: !cfg.ConnectionsDisabled,
 
 		connArrived: make(chan struct{}, 1),
+		numbered:    pt.Has(ipl.CommunicationNumbered),
+		explicit:    pt.Has(ipl.ReceiveExplicit),
 	}
+	p.direct = p.directCapable()
+	return p
 }
 
 // Identifier names the port.
@@ -142,7 +149,7 @@ func (p *ReceivePort) accept(req *Request, conn InConn) (*Reply, *Acceptance) {
 func (p *ReceivePort) serveConn(ic *inConn, r io.Reader) {
 	defer ic.c.Close()
 	ic.rd = serialization.NewReader(p.kind, r, serialization.WithReaderMaxMessageSize(p.in.cfg.MaxMessageSize))
-	if p.directCapable() {
+	if p.direct {
 		pk, ok1 := r.(peeker)
 		dl, ok2 := ic.c.(deadliner)
 		if ok1 && ok2 {
@@ -150,7 +157,7 @@ func (p *ReceivePort) serveConn(ic *inConn, r io.Reader) {
 			return
 		}
 	}
-	numbered := p.pt.Has(ipl.CommunicationNumbered)
+	numbered := p.numbered
 	for {
 		if p.isClosed() {
 			p.connEnded(ic, nil)
@@ -231,7 +238,7 @@ func (p *ReceivePort) peerGone(ipl.IbisIdentifier, error) {}
 
 // Receive waits for the next message.
 func (p *ReceivePort) Receive(ctx context.Context) (ipl.ReadMessage, error) {
-	if !p.pt.Has(ipl.ReceiveExplicit) {
+	if !p.explicit {
 		return nil, fmt.Errorf("%s: %w: the port type has no %s", p.what("receive"), ipl.ErrUnsupported, ipl.ReceiveExplicit)
 	}
 	p.mu.Lock()
@@ -249,7 +256,7 @@ func (p *ReceivePort) Receive(ctx context.Context) (ipl.ReadMessage, error) {
 	case <-p.closed:
 		return nil, fmt.Errorf("%s: %w", p.what("receive"), ipl.ErrClosed)
 	}
-	if p.directCapable() {
+	if p.direct {
 		m, err := p.receiveDirect(ctx)
 		if err != nil {
 			<-p.token

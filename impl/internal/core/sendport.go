@@ -29,9 +29,10 @@ type SendPort struct {
 
 	// token is held by the live message and by connection changes: at most one message
 	// lives, and the connection set does not change under a message's feet.
-	token chan struct{}
-	w     *serialization.Writer
-	seq   int64
+	token    chan struct{}
+	w        *serialization.Writer
+	seq      int64
+	numbered bool
 
 	mu        sync.Mutex
 	conns     []*outConn
@@ -62,6 +63,8 @@ func newSendPort(in *Instance, pt ipl.PortType, name string, cfg ipl.SendPortCon
 		log:     in.log.With(zap.String("sendport", name)),
 		token:   make(chan struct{}, 1),
 		closing: make(chan struct{}),
+
+		numbered: pt.Has(ipl.CommunicationNumbered),
 	}
 	sp.w = serialization.NewWriter(serializationKind(pt), sp, serialization.WithMaxMessageSize(in.cfg.MaxMessageSize))
 	return sp
@@ -355,7 +358,7 @@ func (sp *SendPort) NewMessage(ctx context.Context) (ipl.WriteMessage, error) {
 	}
 	sp.w.Reset()
 	m := &writeMessage{sp: sp, w: sp.w, seq: -1}
-	if sp.pt.Has(ipl.CommunicationNumbered) {
+	if sp.numbered {
 		m.seq = sp.seq
 		sp.seq++
 		if err := sp.w.WriteInt64(m.seq); err != nil {
