@@ -22,7 +22,9 @@ type Ibis interface {
 	CreateReceivePort(pt PortType, name string, opts ...ReceivePortOption) (ReceivePort, error)
 	// Done is closed when the instance has ended.
 	Done() <-chan struct{}
-	// Close ends the instance; it is safe to call more than once.
+	// Close ends the instance; it is safe to call more than once. It waits for running
+	// message upcalls to return, so a message handler must not call it: let the handler
+	// signal another goroutine to do so.
 	Close() error
 }
 
