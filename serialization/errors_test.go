@@ -1,9 +1,11 @@
 package serialization
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"io"
+	"math/bits"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -144,7 +146,7 @@ func TestFlushAndCount(t *testing.T) {
 }
 
 func TestFinishSkips(t *testing.T) {
-	for _, src := range []string{"bytes", "onebyte"} {
+	for _, src := range []string{"bytes", "onebyte", "bufio"} {
 		t.Run(src, func(t *testing.T) {
 			sink := &memSink{}
 			w := NewWriter(KindData, sink, WithMaxPacketSize(128), WithBulkThreshold(256))
@@ -158,8 +160,11 @@ func TestFinishSkips(t *testing.T) {
 				get[int64](t)(w.Finish())
 			}
 			var in io.Reader = bytes.NewReader(sink.bytes())
-			if src == "onebyte" {
+			switch src {
+			case "onebyte":
 				in = iotest.OneByteReader(in) // no Discard method, tiny reads
+			case "bufio":
+				in = bufio.NewReaderSize(in, 16) // Discard, small buffer
 			}
 			r := NewReader(KindData, in)
 			must(t, r.Next()) // read nothing, finish
@@ -263,4 +268,31 @@ func TestUnsupportedValues(t *testing.T) {
 	wantErr(t, w.WriteObject(func() {}), ErrUnsupported)
 	// Nothing half-written: the message is still empty.
 	eq(t, get[int64](t)(w.Finish()), HeaderSize)
+}
+
+func TestIntWidth(t *testing.T) {
+	// int and uint travel as 64 bits; a 32-bit reader refuses what does not
+	// fit instead of truncating it.
+	sink := &memSink{}
+	w := NewWriter(KindData, sink)
+	must(t, w.WriteInt64(1<<40))
+	must(t, w.WriteArray([]int64{-1 << 40}))
+	must(t, w.WriteUint64(1<<40))
+	get[int64](t)(w.Finish())
+	r := NewReader(KindData, bytes.NewReader(sink.bytes()))
+	must(t, r.Next())
+	v, err1 := r.ReadInt()
+	a := make([]int, 1)
+	err2 := r.ReadArray(a)
+	u, err3 := r.ReadUint()
+	if bits.UintSize == 64 {
+		must(t, firstErr(err1, err2, err3))
+		if int64(v) != 1<<40 || int64(a[0]) != -1<<40 || uint64(u) != 1<<40 {
+			t.Fatalf("got %d %d %d", v, a[0], u)
+		}
+		return
+	}
+	wantErr(t, err1, ErrTooLarge, "32-bit int")
+	wantErr(t, err2, ErrTooLarge, "32-bit int")
+	wantErr(t, err3, ErrTooLarge, "32-bit uint")
 }

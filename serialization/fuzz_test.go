@@ -175,6 +175,7 @@ func checkRoundTrip(t *testing.T, data []byte, cfg byte) {
 		if n != p.final() || n != int64(sink.all.Len()) {
 			t.Fatalf("Finish %d, plan %d, sink %d", n, p.final(), sink.all.Len())
 		}
+		checkPlan(t, ops, opts)
 		r := NewReader(KindObject, bytes.NewReader(sink.bytes()))
 		if err := r.Next(); err != nil {
 			t.Fatal(err)
@@ -195,6 +196,45 @@ func checkRoundTrip(t *testing.T, data []byte, cfg byte) {
 		}
 		if err := r.Next(); err != io.EOF {
 			t.Fatalf("after the message: %v", err)
+		}
+	}
+}
+
+// checkPlan verifies the Writer's size projection exactly: replayed under a
+// message limit, every write that succeeds keeps the message within the
+// limit, and the first write refused with ErrTooLarge is one that (as the
+// unlimited run shows) really would have exceeded it, having written
+// nothing.
+func checkPlan(t *testing.T, ops []op, opts []WriterOption) {
+	t.Helper()
+	// sizes[k] is the size of the message if finished after ops[:k].
+	sizes := []int64{HeaderSize}
+	w := NewWriter(KindObject, &discardSink{}, opts...)
+	for _, op := range ops {
+		if err := op.write(w); err != nil {
+			t.Fatal(err)
+		}
+		p := w.plan()
+		sizes = append(sizes, p.final())
+	}
+	step := max(1, len(ops)/8)
+	for k := 1; k <= len(ops); k += step {
+		for _, limit := range []int64{sizes[k], max(sizes[k]-1, HeaderSize)} {
+			w := NewWriter(KindObject, &discardSink{}, append(opts, WithMaxMessageSize(limit))...)
+			for j, op := range ops {
+				before := w.plan()
+				err := op.write(w)
+				after := w.plan()
+				if err != nil {
+					if !errors.Is(err, ErrTooLarge) || sizes[j+1] <= limit || after != before {
+						t.Fatalf("limit %d: op %d (%s) refused (%v), but it takes the message to %d bytes", limit, j, op.name, err, sizes[j+1])
+					}
+					break
+				}
+				if f := after.final(); f > limit || f != sizes[j+1] {
+					t.Fatalf("limit %d: op %d (%s) made the message %d bytes (unlimited run: %d)", limit, j, op.name, f, sizes[j+1])
+				}
+			}
 		}
 	}
 }
@@ -237,34 +277,4 @@ func TestCheckMsgpack(t *testing.T) {
 		}
 	}
 	wantErr(t, checkMsgpack([]byte{0xdf, 0, 0, 0, 2, 1, 2, 3}, 8), ErrCorrupt, "announces 4 items")
-}
-
-// ExampleWriter sends one message through an in-memory sink and reads it
-// back, as a transport does over a connection.
-func ExampleWriter() {
-	var wire bytes.Buffer
-	w := NewWriter(KindObject, NewStreamSink(&wire))
-	_ = w.WriteInt32(42)
-	_ = w.WriteString("temperature")
-	_ = w.WriteArray([]float64{20.5, 21, 19.75})
-	_ = w.WriteObject(map[string]int{"rank": 3})
-	n, err := w.Finish()
-	fmt.Println("sent", n, "bytes, error:", err)
-
-	r := NewReader(KindObject, &wire)
-	if err := r.Next(); err != nil {
-		fmt.Println(err)
-		return
-	}
-	id, _ := r.ReadInt32()
-	name, _ := r.ReadString()
-	temps := make([]float64, 3) // the reader supplies the slice to fill
-	_ = r.ReadArray(temps)
-	var meta map[string]int
-	_ = r.ReadObject(&meta)
-	_ = r.Finish()
-	fmt.Println(id, name, temps, meta["rank"], r.Count())
-	// Output:
-	// sent 96 bytes, error: <nil>
-	// 42 temperature [20.5 21 19.75] 3 96
 }

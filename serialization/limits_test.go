@@ -1,6 +1,7 @@
 package serialization
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/binary"
 	"errors"
@@ -226,6 +227,7 @@ func TestCorruptStreams(t *testing.T) {
 			for _, src := range []func([]byte) io.Reader{
 				func(b []byte) io.Reader { return bytes.NewReader(b) },
 				func(b []byte) io.Reader { return struct{ io.Reader }{bytes.NewReader(b)} }, // no Discard
+				func(b []byte) io.Reader { return bufio.NewReaderSize(bytes.NewReader(b), 16) },
 			} {
 				r := NewReader(KindData, src(tc.data))
 				err := r.Next()

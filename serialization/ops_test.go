@@ -144,7 +144,7 @@ func genOp(s *byteSrc, seed int) op {
 			}}
 	case 15:
 		c := arrayCases[x%uint64(len(arrayCases))]
-		rows := int(x>>8) % 5
+		rows := int((x >> 8) % 5)
 		v := reflect.MakeSlice(reflect.SliceOf(reflect.TypeOf(c.make(0, 0))), rows, rows)
 		for i := range rows {
 			v.Index(i).Set(reflect.ValueOf(c.make(s.size()/2, seed+i)))

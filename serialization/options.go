@@ -34,6 +34,10 @@ const (
 	// minPacketSize is the smallest packet body a Writer or Reader can be
 	// configured with: it must hold at least a few values of every type.
 	minPacketSize = 64
+
+	// maxPacketLimit bounds the packet size options so that a small
+	// packet's element counts always fit their 32-bit fields.
+	maxPacketLimit = 1 << 30
 )
 
 type writerConfig struct {
@@ -170,9 +174,14 @@ func (c *writerConfig) normalize() {
 			zap.Int("requested", c.maxPacket), zap.Int("used", minPacketSize))
 		c.maxPacket = minPacketSize
 	}
-	c.maxPacket &^= 7
-	if c.maxMessage <= 0 {
+	c.maxPacket = min(c.maxPacket, maxPacketLimit) &^ 7
+	switch {
+	case c.maxMessage <= 0:
 		c.maxMessage = 1<<63 - 1
+	case c.maxMessage < HeaderSize:
+		c.log.Warn("serialization: max message size below one packet header, raised",
+			zap.Int64("requested", c.maxMessage), zap.Int("used", HeaderSize))
+		c.maxMessage = HeaderSize
 	}
 	if c.bulkThreshold < 0 {
 		c.bulkThreshold = 0
@@ -186,9 +195,14 @@ func (c *readerConfig) normalize() {
 			zap.Int("requested", c.maxPacket), zap.Int("used", minPacketSize))
 		c.maxPacket = minPacketSize
 	}
-	c.maxPacket &^= 7
-	if c.maxMessage <= 0 {
+	c.maxPacket = min(c.maxPacket, maxPacketLimit) &^ 7
+	switch {
+	case c.maxMessage <= 0:
 		c.maxMessage = DefaultMaxMessageSize
+	case c.maxMessage < HeaderSize:
+		c.log.Warn("serialization: reader max message size below one packet header, raised",
+			zap.Int64("requested", c.maxMessage), zap.Int("used", HeaderSize))
+		c.maxMessage = HeaderSize
 	}
 	if c.maxObjectDepth < 1 {
 		c.maxObjectDepth = 1

@@ -8,7 +8,8 @@ import (
 
 // Sink is where a Writer's packets go. A transport implements it to move
 // packets to one connection, or to every connection of a multicast send
-// port.
+// port. The Writer calls it from the goroutine that uses the Writer: on
+// Flush and Finish, and during a write when a packet fills up.
 type Sink interface {
 	// WritePacket moves bufs (one or more complete packets, in order) to the
 	// destination(s). It may consume bufs, as net.Buffers.WriteTo does, but

@@ -1,0 +1,308 @@
+package serialization
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// fill reads exactly len(b) bytes of the current packet from the stream.
+func (r *Reader) fill(b []byte, what string) error {
+	n, err := io.ReadFull(r.src, b)
+	r.consumed += int64(n)
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return r.fail(corruptf("truncated %s: the stream ended after %d of %d bytes", what, n, len(b)))
+	}
+	return r.fail(fmt.Errorf("serialization: reading %s: %w", what, err))
+}
+
+// nextPacket reads the header (and small body) of the message's next packet.
+func (r *Reader) nextPacket() error {
+	if err := r.fill(r.hdr[:], "packet header"); err != nil {
+		return err
+	}
+	return r.parse(false)
+}
+
+// parse validates the header in r.hdr and reads a small packet's body or
+// prepares to stream a bulk packet's body.
+func (r *Reader) parse(first bool) error {
+	h := &r.hdr
+	if h[0] != Magic {
+		return r.fail(corruptf("bad magic byte 0x%02x at the start of a packet (want 0x%02x)", h[0], Magic))
+	}
+	if h[1] > orderBig {
+		return r.fail(corruptf("unknown byte order %d in packet header", h[1]))
+	}
+	flags := h[2]
+	if flags&^knownFlags != 0 {
+		return r.fail(corruptf("unknown flags 0x%02x in packet header", flags))
+	}
+	if h[3] != 0 || binary.LittleEndian.Uint32(h[4:8]) != 0 {
+		return r.fail(corruptf("reserved header bytes are not zero: % x", h[3:8]))
+	}
+	order := orderOf(h[1])
+	var counts [numSections]int64
+	var body int64
+	nonZero, bulkSec := 0, 0
+	for i := range numSections {
+		counts[i] = int64(order.Uint32(h[countsOffset+4*i:]))
+		body += counts[i] * int64(secSize[i])
+		if counts[i] != 0 {
+			nonZero++
+			bulkSec = i
+		}
+	}
+	if flags&FlagClose != 0 {
+		if flags != FlagClose || body != 0 {
+			return r.fail(corruptf("malformed close packet: flags 0x%02x, %d body bytes", flags, body))
+		}
+		if first {
+			r.cfg.log.Debug("serialization: peer closed the stream")
+			return r.fail(ErrClosedByPeer)
+		}
+		return r.fail(fmt.Errorf("%w in the middle of a message, after %d bytes", ErrClosedByPeer, r.consumed-HeaderSize))
+	}
+	padded := pad8(body)
+	if total := r.msgBytes + HeaderSize + padded; total > r.cfg.maxMessage {
+		return r.fail(fmt.Errorf("%w: %w: a packet takes the message to %d bytes, over the limit of %d bytes",
+			ErrCorrupt, ErrTooLarge, total, r.cfg.maxMessage))
+	}
+	bulk := flags&FlagBulk != 0
+	if !bulk && padded > int64(r.cfg.maxPacket) {
+		return r.fail(fmt.Errorf("%w: %w: packet body of %d bytes exceeds the maximum packet size of %d bytes",
+			ErrCorrupt, ErrTooLarge, padded, r.cfg.maxPacket))
+	}
+	if bulk && nonZero != 1 {
+		return r.fail(corruptf("a bulk packet must hold values of exactly one type, this one announces %d types", nonZero))
+	}
+	r.msgBytes += HeaderSize + padded
+	r.swap = (h[1] == orderLittle) != nativeLittle
+	r.last = flags&FlagEnd != 0
+	r.off = [numSections]int{}
+	r.end = [numSections]int{}
+	if bulk {
+		r.bulkSec, r.bulkLeft, r.bulkPad = bulkSec, body, int(padded-body)
+		return nil
+	}
+	b := r.bodyBuf(int(padded))
+	if err := r.fill(b, "packet body"); err != nil {
+		return err
+	}
+	for _, c := range b[body:] {
+		if c != 0 {
+			return r.fail(corruptf("packet padding is not zero: % x", b[body:]))
+		}
+	}
+	o := 0
+	for i := range numSections {
+		r.off[i] = o
+		o += int(counts[i]) * secSize[i]
+		r.end[i] = o
+	}
+	return nil
+}
+
+// bodyBuf returns an 8-byte aligned buffer of n bytes for a packet body.
+func (r *Reader) bodyBuf(n int) []byte {
+	if cap(r.buf) < n {
+		c := max(n, min(2*cap(r.buf), r.cfg.maxPacket), 512)
+		r.buf = AsBytes(make([]uint64, (c+7)/8))
+	}
+	return r.buf[:n]
+}
+
+// bulkRead accounts for n bytes of the bulk body read and, at its end,
+// reads and checks the padding.
+func (r *Reader) bulkRead(n int64) error {
+	r.bulkLeft -= n
+	if r.bulkLeft > 0 || r.bulkPad == 0 {
+		return nil
+	}
+	pad := r.scr[:r.bulkPad]
+	r.bulkPad = 0
+	if err := r.fill(pad, "bulk packet padding"); err != nil {
+		return err
+	}
+	for _, c := range pad {
+		if c != 0 {
+			return r.fail(corruptf("bulk packet padding is not zero: % x", pad))
+		}
+	}
+	return nil
+}
+
+// fast returns the next n bytes (one element) of section s of a small
+// packet, or nil when they need the slow path (takeSlow). It is small
+// enough to be inlined into every primitive read.
+func (r *Reader) fast(s, n int) []byte {
+	o := r.off[s]
+	if o+n > r.end[s] {
+		return nil
+	}
+	r.off[s] = o + n
+	return r.buf[o : o+n]
+}
+
+// take returns the next n bytes (one element) of section s.
+func (r *Reader) take(s, n int, what string) ([]byte, error) {
+	if b := r.fast(s, n); b != nil {
+		return b, nil
+	}
+	return r.takeSlow(s, n, what)
+}
+
+func (r *Reader) takeSlow(s, n int, what string) ([]byte, error) {
+	for {
+		if o := r.off[s]; o+n <= r.end[s] {
+			r.off[s] = o + n
+			return r.buf[o : o+n], nil
+		}
+		if r.bulkLeft > 0 && r.bulkSec == s {
+			b := r.scr[:n]
+			if err := r.fill(b, "bulk packet body"); err != nil {
+				return nil, err
+			}
+			if err := r.bulkRead(int64(n)); err != nil {
+				return nil, err
+			}
+			return b, nil
+		}
+		if err := r.advance(s, what); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// advance moves to the next packet when section s is exhausted, unless the
+// read cannot be the one that was written.
+func (r *Reader) advance(s int, what string) error {
+	if r.err != nil {
+		return r.err
+	}
+	if !r.inMsg {
+		return fmt.Errorf("%w: reading %s: no message is open (call Next first)", ErrShortMessage, what)
+	}
+	if rem := r.unread(); rem != "" {
+		return mismatchf("reading %s, but the packet still holds unread %s; reads must mirror the writes", what, rem)
+	}
+	if r.last {
+		return fmt.Errorf("%w: reading %s: all %d bytes of the message have been read", ErrShortMessage, what, r.consumed)
+	}
+	return r.nextPacket()
+}
+
+// unread describes the data left in the current packet ("" if none).
+func (r *Reader) unread() string {
+	var parts []string
+	for i := range numSections {
+		if n := (r.end[i] - r.off[i]) / secSize[i]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s value(s)", n, secDesc[i]))
+		}
+	}
+	if r.bulkLeft > 0 {
+		parts = append(parts, fmt.Sprintf("%d %s value(s)", r.bulkLeft/int64(secSize[r.bulkSec]), secDesc[r.bulkSec]))
+	}
+	return strings.Join(parts, " and ")
+}
+
+// readInto fills dst (elements of esz bytes) from section s, across packets,
+// converting to native order. Bulk data is read straight into dst.
+func (r *Reader) readInto(s int, dst []byte, esz int, what string) error {
+	for len(dst) > 0 {
+		if o, e := r.off[s], r.end[s]; o < e {
+			n := min(e-o, len(dst))
+			convertCopy(dst[:n], r.buf[o:o+n], esz, r.swap)
+			r.off[s] = o + n
+			dst = dst[n:]
+			continue
+		}
+		if r.bulkLeft > 0 && r.bulkSec == s {
+			n := int(min(r.bulkLeft, int64(len(dst))))
+			if err := r.fill(dst[:n], "bulk packet body"); err != nil {
+				return err
+			}
+			if r.swap && esz > 1 {
+				swapCopy(dst[:n], dst[:n], esz)
+			}
+			if err := r.bulkRead(int64(n)); err != nil {
+				return err
+			}
+			dst = dst[n:]
+			continue
+		}
+		if err := r.advance(s, what); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// skipIn discards n bytes of section s, across packets.
+func (r *Reader) skipIn(s int, n int64, what string) error {
+	for n > 0 {
+		if o, e := r.off[s], r.end[s]; o < e {
+			k := int(min(int64(e-o), n))
+			r.off[s] = o + k
+			n -= int64(k)
+			continue
+		}
+		if r.bulkLeft > 0 && r.bulkSec == s {
+			k := min(r.bulkLeft, n)
+			if err := r.discard(k); err != nil {
+				return err
+			}
+			if err := r.bulkRead(k); err != nil {
+				return err
+			}
+			n -= k
+			continue
+		}
+		if err := r.advance(s, what); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// discard skips n bytes of the stream.
+func (r *Reader) discard(n int64) error {
+	for n > 0 {
+		k := int(min(n, 1<<30))
+		var got int
+		var err error
+		if r.disc != nil {
+			got, err = r.disc.Discard(k)
+		} else {
+			if r.skip == nil {
+				r.skip = make([]byte, skipBufSize)
+			}
+			got, err = io.ReadFull(r.src, r.skip[:min(k, len(r.skip))])
+		}
+		r.consumed += int64(got)
+		n -= int64(got)
+		if err != nil {
+			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+				return r.fail(corruptf("truncated bulk packet body: the stream ended %d bytes early", n))
+			}
+			return r.fail(fmt.Errorf("serialization: skipping bulk packet body: %w", err))
+		}
+	}
+	return nil
+}
+
+// budget is the most data the rest of the message can still hold: what
+// the limit allows beyond the packets announced so far, plus the unread
+// data of the current packet. Reads allocate no more than this.
+func (r *Reader) budget() int64 {
+	b := r.cfg.maxMessage - r.msgBytes + r.bulkLeft
+	for i := range numSections {
+		b += int64(r.end[i] - r.off[i])
+	}
+	return b
+}
