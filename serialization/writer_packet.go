@@ -12,12 +12,20 @@ const (
 
 // packetBuf holds one small packet while it is being filled and, once
 // sealed, until the Sink has written it. Each typed section has its own
-// buffer, so values of different types can be interleaved freely and the
-// sections are sent as they are, with no copy into one contiguous body.
+// buffer, so values of different types can be interleaved freely; a large
+// packet's sections are sent as they are, a small one is first copied into
+// one contiguous buffer (flat).
 type packetBuf struct {
-	hdr [HeaderSize]byte
-	sec [numSections][]byte
+	hdr  [HeaderSize]byte
+	sec  [numSections][]byte
+	flat []byte // a small packet copied into one buffer (see flatLimit)
 }
+
+// flatLimit is the body size up to which a sealed packet is copied into one
+// contiguous buffer: for a short message, copying a few hundred bytes costs
+// less than the kernel's handling of several iovecs, and it keeps the
+// latency of small messages close to that of a raw socket write.
+const flatLimit = 1024
 
 func (p *packetBuf) reset() {
 	for i := range p.sec {
@@ -44,15 +52,26 @@ func (w *Writer) seal(flags byte) {
 		counts[i] = uint32(len(p.sec[i]) / secSize[i])
 	}
 	putHeader(p.hdr[:], w.orderByte, flags, &counts)
-	w.pending = append(w.pending, p.hdr[:])
-	for i := range numSections {
-		if len(p.sec[i]) > 0 {
-			w.pending = append(w.pending, p.sec[i])
-		}
-	}
 	padded := pad8(int64(w.body))
-	if pad := int(padded) - w.body; pad > 0 {
-		w.pending = append(w.pending, zeroPad[:pad])
+	pad := int(padded) - w.body
+	if w.body <= flatLimit {
+		f := append(p.flat[:0], p.hdr[:]...)
+		for i := range numSections {
+			f = append(f, p.sec[i]...)
+		}
+		f = append(f, zeroPad[:pad]...)
+		p.flat = f
+		w.pending = append(w.pending, f)
+	} else {
+		w.pending = append(w.pending, p.hdr[:])
+		for i := range numSections {
+			if len(p.sec[i]) > 0 {
+				w.pending = append(w.pending, p.sec[i])
+			}
+		}
+		if pad > 0 {
+			w.pending = append(w.pending, zeroPad[:pad])
+		}
 	}
 	size := HeaderSize + padded
 	w.sealed += size

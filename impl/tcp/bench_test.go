@@ -39,6 +39,10 @@ const (
 type benchPeers struct {
 	raw     net.Conn
 	rawCmd  *exec.Cmd
+	// raw2 is a second raw baseline with one connection per direction, the shape of
+	// Ibis connections (a send port to a receive port is one-way).
+	raw2out, raw2in net.Conn
+	raw2Cmd         *exec.Cmd
 	srv     *registry.Server
 	ib      ipl.Ibis
 	sp      ipl.SendPort
@@ -88,6 +92,23 @@ func launchPeers() (*benchPeers, error) {
 	}
 	_ = p.raw.(*net.TCPConn).SetNoDelay(true)
 
+	cmd, out, err = startPeer(envBenchPeer + "=raw2")
+	if err != nil {
+		return nil, err
+	}
+	p.raw2Cmd = cmd
+	if _, err := fmt.Fscanln(out, &addr); err != nil {
+		return nil, fmt.Errorf("raw2 peer address: %w", err)
+	}
+	if p.raw2out, err = net.Dial("tcp", addr); err != nil {
+		return nil, err
+	}
+	if p.raw2in, err = net.Dial("tcp", addr); err != nil {
+		return nil, err
+	}
+	_ = p.raw2out.(*net.TCPConn).SetNoDelay(true)
+	_ = p.raw2in.(*net.TCPConn).SetNoDelay(true)
+
 	// Ibis echo peer: a pool of two around an embedded registry.
 	if p.srv, err = registry.StartEmbedded("127.0.0.1:0"); err != nil {
 		return nil, err
@@ -129,13 +150,15 @@ func stopBenchPeers() {
 	if peers == nil {
 		return
 	}
-	if peers.raw != nil {
-		_ = peers.raw.Close()
+	for _, c := range []net.Conn{peers.raw, peers.raw2in, peers.raw2out} {
+		if c != nil {
+			_ = c.Close()
+		}
 	}
 	if peers.ib != nil {
 		_ = peers.ib.Close()
 	}
-	for _, c := range []*exec.Cmd{peers.rawCmd, peers.ibisCmd} {
+	for _, c := range []*exec.Cmd{peers.rawCmd, peers.raw2Cmd, peers.ibisCmd} {
 		if c != nil && c.Process != nil {
 			_ = c.Process.Kill()
 			_ = c.Wait()
@@ -151,7 +174,9 @@ func runBenchPeer() int {
 	var err error
 	switch os.Getenv(envBenchPeer) {
 	case "raw":
-		err = rawEcho()
+		err = rawEcho(false)
+	case "raw2":
+		err = rawEcho(true)
 	case "ibis":
 		err = ibisEcho()
 	}
@@ -162,29 +187,37 @@ func runBenchPeer() int {
 	return 0
 }
 
-// rawEcho answers each length-prefixed frame with the same frame.
-func rawEcho() error {
+// rawEcho answers each length-prefixed frame with the same frame, on the same
+// connection, or with two set to true on a second connection the client opens.
+func rawEcho(two bool) error {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err
 	}
 	fmt.Println(ln.Addr())
-	c, err := ln.Accept()
+	in, err := ln.Accept()
 	if err != nil {
 		return err
 	}
-	_ = c.(*net.TCPConn).SetNoDelay(true)
+	out := in
+	if two {
+		if out, err = ln.Accept(); err != nil {
+			return err
+		}
+		_ = out.(*net.TCPConn).SetNoDelay(true)
+	}
+	_ = in.(*net.TCPConn).SetNoDelay(true)
 	buf := make([]byte, 8<<20)
 	var hdr [8]byte
 	for {
-		if _, err := io.ReadFull(c, hdr[:]); err != nil {
+		if _, err := io.ReadFull(in, hdr[:]); err != nil {
 			return err
 		}
 		n := binary.LittleEndian.Uint64(hdr[:])
-		if _, err := io.ReadFull(c, buf[:n]); err != nil {
+		if _, err := io.ReadFull(in, buf[:n]); err != nil {
 			return err
 		}
-		if _, err := (&net.Buffers{hdr[:], buf[:n]}).WriteTo(c); err != nil {
+		if _, err := (&net.Buffers{hdr[:], buf[:n]}).WriteTo(out); err != nil {
 			return err
 		}
 	}
@@ -255,17 +288,17 @@ func ibisEcho() error {
 	}
 }
 
-func rawRoundTrip(b *testing.B, c net.Conn, payload, in []byte) {
+func rawRoundTrip(b *testing.B, c, back net.Conn, payload, in []byte) {
 	var hdr, rh [8]byte
 	binary.LittleEndian.PutUint64(hdr[:], uint64(len(payload)))
 	bufs := net.Buffers{hdr[:], payload}
 	if _, err := bufs.WriteTo(c); err != nil {
 		b.Fatal(err)
 	}
-	if _, err := io.ReadFull(c, rh[:]); err != nil {
+	if _, err := io.ReadFull(back, rh[:]); err != nil {
 		b.Fatal(err)
 	}
-	if _, err := io.ReadFull(c, in[:len(payload)]); err != nil {
+	if _, err := io.ReadFull(back, in[:len(payload)]); err != nil {
 		b.Fatal(err)
 	}
 }
@@ -318,7 +351,13 @@ func BenchmarkPingPong(b *testing.B) {
 	b.Run("raw/0B", func(b *testing.B) {
 		p := getPeers(b)
 		for b.Loop() {
-			rawRoundTrip(b, p.raw, nil, inB)
+			rawRoundTrip(b, p.raw, p.raw, nil, inB)
+		}
+	})
+	b.Run("raw2conn/0B", func(b *testing.B) {
+		p := getPeers(b)
+		for b.Loop() {
+			rawRoundTrip(b, p.raw2out, p.raw2in, nil, inB)
 		}
 	})
 	b.Run("ibis/0B", func(b *testing.B) {
@@ -331,7 +370,7 @@ func BenchmarkPingPong(b *testing.B) {
 		p := getPeers(b)
 		b.SetBytes(2 * mib)
 		for b.Loop() {
-			rawRoundTrip(b, p.raw, outB, inB)
+			rawRoundTrip(b, p.raw, p.raw, outB, inB)
 		}
 	})
 	b.Run("ibis/1MiB-bytes", func(b *testing.B) {
@@ -346,7 +385,7 @@ func BenchmarkPingPong(b *testing.B) {
 		b.SetBytes(2 * mib)
 		ob, ib := float64Bytes(outF), float64Bytes(inF)
 		for b.Loop() {
-			rawRoundTrip(b, p.raw, ob, ib)
+			rawRoundTrip(b, p.raw, p.raw, ob, ib)
 		}
 	})
 	b.Run("ibis/1MiB-float64", func(b *testing.B) {
