@@ -37,17 +37,17 @@ const (
 )
 
 type benchPeers struct {
-	raw     net.Conn
-	rawCmd  *exec.Cmd
+	raw    net.Conn
+	rawCmd *exec.Cmd
 	// raw2 is a second raw baseline with one connection per direction, the shape of
 	// Ibis connections (a send port to a receive port is one-way).
 	raw2out, raw2in net.Conn
 	raw2Cmd         *exec.Cmd
-	srv     *registry.Server
-	ib      ipl.Ibis
-	sp      ipl.SendPort
-	rp      ipl.ReceivePort
-	ibisCmd *exec.Cmd
+	srv             *registry.Server
+	ib              ipl.Ibis
+	sp              ipl.SendPort
+	rp              ipl.ReceivePort
+	ibisCmd         *exec.Cmd
 }
 
 var (
