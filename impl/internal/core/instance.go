@@ -273,10 +273,14 @@ func (in *Instance) onEvent(e registry.Event) {
 	in.events.push(e)
 }
 
-// peerGone breaks every connection to an instance that died or left, so that nobody
-// waits on a peer that is not there.
-func (in *Instance) peerGone(id ipl.IbisIdentifier, how registry.EventType) {
+// ports returns the current ports; with closing set it also marks the instance
+// closed under the same lock, so that no port is created after the snapshot.
+func (in *Instance) ports(closing bool) ([]*SendPort, []*ReceivePort) {
 	in.mu.Lock()
+	defer in.mu.Unlock()
+	if closing {
+		in.closed.Store(true)
+	}
 	sps := make([]*SendPort, 0, len(in.sendPorts))
 	for _, sp := range in.sendPorts {
 		sps = append(sps, sp)
@@ -285,7 +289,13 @@ func (in *Instance) peerGone(id ipl.IbisIdentifier, how registry.EventType) {
 	for _, rp := range in.recvPorts {
 		rps = append(rps, rp)
 	}
-	in.mu.Unlock()
+	return sps, rps
+}
+
+// peerGone breaks every connection to an instance that died or left, so that nobody
+// waits on a peer that is not there.
+func (in *Instance) peerGone(id ipl.IbisIdentifier, how registry.EventType) {
+	sps, rps := in.ports(false)
 	cause := fmt.Errorf("%w: %s %s", ipl.ErrConnectionLost, id, how)
 	for _, sp := range sps {
 		sp.peerGone(id, cause)
@@ -299,17 +309,7 @@ func (in *Instance) peerGone(id ipl.IbisIdentifier, how registry.EventType) {
 // instance leaves the pool and every goroutine ends before Close returns.
 func (in *Instance) Close() error {
 	in.closeOnce.Do(func() {
-		in.mu.Lock()
-		in.closed.Store(true)
-		sps := make([]*SendPort, 0, len(in.sendPorts))
-		for _, sp := range in.sendPorts {
-			sps = append(sps, sp)
-		}
-		rps := make([]*ReceivePort, 0, len(in.recvPorts))
-		for _, rp := range in.recvPorts {
-			rps = append(rps, rp)
-		}
-		in.mu.Unlock()
+		sps, rps := in.ports(true)
 		var errs []error
 		for _, sp := range sps {
 			if err := sp.Close(); err != nil && !errors.Is(err, ipl.ErrClosed) {

@@ -340,25 +340,23 @@ func (p *ReceivePort) ConnectedTo() []ipl.SendPortIdentifier {
 
 // LostConnections returns senders lost since the last call.
 func (p *ReceivePort) LostConnections() ([]ipl.SendPortIdentifier, error) {
-	if !p.pt.Has(ipl.ConnectionDowncalls) {
-		return nil, fmt.Errorf("%w: LostConnections needs %s in the port type", ipl.ErrUnsupported, ipl.ConnectionDowncalls)
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	out := p.lostConns
-	p.lostConns = nil
-	return out, nil
+	return p.take("LostConnections", &p.lostConns)
 }
 
 // NewConnections returns senders connected since the last call.
 func (p *ReceivePort) NewConnections() ([]ipl.SendPortIdentifier, error) {
+	return p.take("NewConnections", &p.newConns)
+}
+
+// take hands over and clears one of the downcall lists.
+func (p *ReceivePort) take(call string, list *[]ipl.SendPortIdentifier) ([]ipl.SendPortIdentifier, error) {
 	if !p.pt.Has(ipl.ConnectionDowncalls) {
-		return nil, fmt.Errorf("%w: NewConnections needs %s in the port type", ipl.ErrUnsupported, ipl.ConnectionDowncalls)
+		return nil, fmt.Errorf("%w: %s needs %s in the port type", ipl.ErrUnsupported, call, ipl.ConnectionDowncalls)
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	out := p.newConns
-	p.newConns = nil
+	out := *list
+	*list = nil
 	return out, nil
 }
 
