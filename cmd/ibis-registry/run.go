@@ -146,7 +146,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		case <-ctx.Done():
 			log.Info("shutting down", zap.NamedError("cause", context.Cause(ctx)))
 			err := srv.Close()
-			if serr := <-served; serr != nil && err == nil {
+			// Serve may not have started before Close: then it reports ErrClosed,
+			// which is the shutdown asked for, not a failure.
+			if serr := <-served; serr != nil && err == nil && !errors.Is(serr, registry.ErrClosed) {
 				err = serr
 			}
 			return err
