@@ -64,6 +64,23 @@ func (t *transport) track(c net.Conn) bool {
 	return true
 }
 
+// spawn runs f on a goroutine that Close waits for; it refuses once Close has begun,
+// and counts the goroutine under the same lock, so Close never waits on a counter that
+// can still grow.
+func (t *transport) spawn(f func()) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return false
+	}
+	t.wg.Add(1)
+	go func() {
+		defer t.wg.Done()
+		f()
+	}()
+	return true
+}
+
 func (t *transport) untrack(c net.Conn) {
 	t.mu.Lock()
 	delete(t.conns, c)
@@ -88,12 +105,10 @@ func (t *transport) acceptLoop() {
 			continue
 		}
 		backoff = time.Millisecond
-		if !t.track(c) {
+		if !t.track(c) || !t.spawn(func() { t.serve(c) }) {
 			_ = c.Close()
 			return
 		}
-		t.wg.Add(1)
-		go t.serve(c)
 	}
 }
 
@@ -107,7 +122,6 @@ func (i inConn) SetReadDeadline(t time.Time) error { return i.c.SetReadDeadline(
 
 // serve runs the handshake of an incoming connection and then reads its messages.
 func (t *transport) serve(c net.Conn) {
-	defer t.wg.Done()
 	defer t.untrack(c)
 	defer c.Close()
 	setNoDelay(c)
@@ -168,12 +182,15 @@ func (t *transport) Dial(ctx context.Context, addr string, req *core.Request, lo
 		t.untrack(c)
 		_ = c.Close()
 		if err != nil {
-			return nil, nil, fmt.Errorf("tcp: handshake with %s: %w", addr, err)
+			return nil, nil, fmt.Errorf("%w: handshake with %s: %w", ipl.ErrRefused, addr, err)
 		}
 		return nil, rep, nil
 	}
-	t.wg.Add(1)
-	go t.watch(c, lost)
+	if !t.spawn(func() { t.watch(c, lost) }) {
+		t.untrack(c)
+		_ = c.Close()
+		return nil, nil, fmt.Errorf("tcp: dialling %s: %w", addr, ipl.ErrClosed)
+	}
 	return outConn{c}, rep, nil
 }
 
@@ -188,7 +205,6 @@ func handshake(c net.Conn, req *core.Request) (*core.Reply, error) {
 // died): the receiver never writes after the handshake, so any read result means the
 // connection is over.
 func (t *transport) watch(c net.Conn, lost func(error)) {
-	defer t.wg.Done()
 	defer t.untrack(c)
 	var b [1]byte
 	_, err := c.Read(b[:])

@@ -39,13 +39,8 @@ var _ = register(&testCase{
 			t.Fatal(err)
 		}
 		e.Kill(0)
-		for ev := range e.Ibis.Registry().Events() {
-			if ev.Type == ipl.EventDied && ev.Member.ID == child.ID {
-				break
-			}
-			if e.Ctx.Err() != nil {
-				t.Fatal("no Died event")
-			}
+		if err := waitEvent(e, ipl.EventDied, child); err != nil {
+			t.Fatal(err)
 		}
 		select {
 		case err := <-rec.lost:

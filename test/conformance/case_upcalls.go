@@ -94,7 +94,10 @@ var _ = register(&testCase{
 		select {
 		case <-all:
 		case <-e.Ctx.Done():
-			t.Fatalf("only %d upcalls arrived", total)
+			mu.Lock()
+			n := total
+			mu.Unlock()
+			t.Fatalf("only %d upcalls arrived", n)
 		}
 		for range e.Children {
 			select {

@@ -158,10 +158,11 @@ func childrenOf(ib ipl.Ibis) []ipl.IbisIdentifier {
 
 // child is a running child process.
 type child struct {
-	cmd    *exec.Cmd
-	stderr bytes.Buffer
-	done   chan error
-	killed bool
+	cmd      *exec.Cmd
+	stderr   bytes.Buffer
+	done     chan error
+	killed   bool
+	reported bool // its output is already in the test log
 }
 
 // runCase runs one case: a registry, the parent's instance, the children's processes.
@@ -202,9 +203,12 @@ func runCase(t *testing.T, opts Options, tc *testCase) {
 		kids[i] = c
 	}
 	defer func() {
-		for _, c := range kids {
+		for i, c := range kids {
 			_ = c.cmd.Process.Kill()
-			<-c.done
+			err := <-c.done
+			if t.Failed() && !c.reported {
+				t.Logf("child %d ended with %v; its output:\n%s", i, err, c.stderr.String())
+			}
 		}
 	}()
 	e := &Env{Ctx: ctx, Ibis: ib, Index: -1, Parent: ib.Identifier(), T: t, kids: kids}
@@ -223,9 +227,14 @@ func runCase(t *testing.T, opts Options, tc *testCase) {
 		case err := <-c.done:
 			c.done <- err
 			if err != nil {
+				c.reported = true
 				t.Errorf("child %d: %v\n%s", i, err, c.stderr.String())
 			}
 		case <-ctx.Done():
+			_ = c.cmd.Process.Kill()
+			err := <-c.done
+			c.done <- err
+			c.reported = true
 			t.Errorf("child %d did not end\n%s", i, c.stderr.String())
 		}
 	}

@@ -23,6 +23,23 @@ func waitSignal(e *Env, name string) error {
 	}
 }
 
+// waitEvent reads registry events until one of type typ about member arrives.
+func waitEvent(e *Env, typ ipl.EventType, member ipl.IbisIdentifier) error {
+	for {
+		select {
+		case ev, ok := <-e.Ibis.Registry().Events():
+			if !ok {
+				return fmt.Errorf("events ended before %s of %s", typ, member)
+			}
+			if ev.Type == typ && ev.Member.ID == member.ID {
+				return nil
+			}
+		case <-e.Ctx.Done():
+			return fmt.Errorf("waiting for %s of %s: %w", typ, member, e.Ctx.Err())
+		}
+	}
+}
+
 // sendOne connects a fresh send port of type pt to (to, port), sends what fill
 // writes, and closes the port.
 func sendOne(e *Env, pt ipl.PortType, to ipl.IbisIdentifier, port string, fill func(ipl.WriteMessage) error) error {

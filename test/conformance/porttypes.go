@@ -17,10 +17,16 @@ var (
 	// Upcalls delivers to a message handler and reports connections.
 	Upcalls = ipl.MustPortType(ipl.ConnectionManyToOne, ipl.SerializationObject, ipl.ReceiveAutoUpcalls,
 		ipl.ConnectionUpcalls, ipl.ConnectionDowncalls, ipl.CommunicationReliable, ipl.CommunicationFIFO)
+	// Mixed takes messages as upcalls or explicitly, switching at run time.
+	Mixed = ipl.MustPortType(ipl.ConnectionManyToOne, ipl.SerializationData, ipl.ReceiveExplicit,
+		ipl.ReceiveAutoUpcalls, ipl.CommunicationReliable, ipl.CommunicationFIFO)
+	// Direct is one-to-one with explicit receipt only: Receive reads the connection itself.
+	Direct = ipl.MustPortType(ipl.ConnectionOneToOne, ipl.SerializationData, ipl.ReceiveExplicit,
+		ipl.CommunicationReliable, ipl.CommunicationFIFO)
 	// Bytes carries raw bytes only.
 	Bytes = ipl.MustPortType(ipl.ConnectionOneToOne, ipl.SerializationByte, ipl.ReceiveExplicit,
 		ipl.CommunicationReliable, ipl.CommunicationFIFO)
 
 	// AllPortTypes lists them for ipl.WithPortTypes.
-	AllPortTypes = []ipl.PortType{OneToOne, ManyToOne, OneToMany, Upcalls, Bytes}
+	AllPortTypes = []ipl.PortType{OneToOne, ManyToOne, OneToMany, Upcalls, Bytes, Mixed, Direct}
 )

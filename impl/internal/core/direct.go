@@ -141,3 +141,39 @@ func (p *ReceivePort) readDirect(ctx context.Context, ic *inConn) (*readMessage,
 	}
 	return m, nil
 }
+
+// probeWait bounds how long a probe waits for bytes that are on their way. A probe that
+// sees nothing in time leaves the connection in place; it never decides wrongly.
+const probeWait = time.Millisecond
+
+// probeDirect answers, for a new sender, whether the port's direct connection has
+// ended while nobody was receiving (a direct connection is only read by Receive). It
+// returns false when it cannot tell because a Receive is in progress: that Receive will
+// see the end itself, so the new sender is told to retry.
+func (p *ReceivePort) probeDirect() (decided bool) {
+	select {
+	case p.token <- struct{}{}:
+	default:
+		return false
+	}
+	defer func() { <-p.token }()
+	p.mu.Lock()
+	ic := p.directConn
+	p.mu.Unlock()
+	if ic == nil {
+		return true
+	}
+	d := ic.direct
+	_ = d.dl.SetReadDeadline(time.Now().Add(probeWait))
+	hdr, err := d.peek.Peek(serialization.HeaderSize)
+	_ = d.dl.SetReadDeadline(time.Time{})
+	switch {
+	case err == nil && hdr[2]&serialization.FlagClose != 0:
+		p.directEnded(ic, ic.rd.Next()) // consumes the Close packet: a clean end
+	case err == nil, errors.Is(err, os.ErrDeadlineExceeded):
+		// A message is waiting, or the sender is quiet: the connection lives.
+	default:
+		p.directEnded(ic, err)
+	}
+	return true
+}

@@ -10,6 +10,7 @@ import (
 // of Registry().Events(). It never blocks the registry client: events wait in an
 // unbounded in-order queue until the program takes them, so none is lost.
 type eventQueue struct {
+	in      *Instance
 	handler func(ipl.Event)
 	out     chan ipl.Event
 
@@ -21,8 +22,9 @@ type eventQueue struct {
 	once    sync.Once
 }
 
-func newEventQueue(handler func(ipl.Event)) *eventQueue {
+func newEventQueue(in *Instance, handler func(ipl.Event)) *eventQueue {
 	q := &eventQueue{
+		in:      in,
 		handler: handler,
 		out:     make(chan ipl.Event),
 		wake:    make(chan struct{}, 1),
@@ -65,7 +67,7 @@ func (q *eventQueue) pump() {
 			}
 		}
 		if q.handler != nil {
-			q.handler(e)
+			q.in.callback(func() { q.handler(e) })
 			continue
 		}
 		select {
@@ -76,8 +78,11 @@ func (q *eventQueue) pump() {
 	}
 }
 
-// close stops delivery; events not yet taken are dropped with the instance.
-func (q *eventQueue) close() {
+// close stops delivery, waiting for the pump when wait is set; events not yet taken
+// are dropped with the instance.
+func (q *eventQueue) close(wait bool) {
 	q.once.Do(func() { close(q.stop) })
-	<-q.stopped
+	if wait {
+		<-q.stopped
+	}
 }

@@ -27,6 +27,8 @@ type Instance struct {
 	embedded *registry.Server
 	id       ipl.IbisIdentifier
 	events   *eventQueue
+	notes    *notifier
+	cb       callbacks
 
 	mu        sync.Mutex
 	sendPorts map[string]*SendPort
@@ -78,7 +80,8 @@ func Open(ctx context.Context, cfg *ipl.Config, impl string, tr Transport) (*Ins
 		regAddr = srv.Addr()
 		in.log.Info("embedded registry started", zap.String("addr", regAddr))
 	}
-	in.events = newEventQueue(cfg.EventHandler)
+	in.events = newEventQueue(in, cfg.EventHandler)
+	in.notes = newNotifier(in)
 	ropts := []registry.Option{
 		registry.WithAddress(addr),
 		registry.WithTag(cfg.Tag),
@@ -90,7 +93,8 @@ func Open(ctx context.Context, cfg *ipl.Config, impl string, tr Transport) (*Ins
 	}
 	client, err := registry.Join(ctx, regAddr, cfg.Pool, ropts...)
 	if err != nil {
-		in.events.close()
+		in.events.close(true)
+		in.notes.close(true)
 		_ = tr.Close()
 		if in.embedded != nil {
 			_ = in.embedded.Close()
@@ -306,7 +310,10 @@ func (in *Instance) peerGone(id ipl.IbisIdentifier, how registry.EventType) {
 }
 
 // Close ends the instance: send ports disconnect cleanly, receive ports close, the
-// instance leaves the pool and every goroutine ends before Close returns.
+// instance leaves the pool and every goroutine ends before Close returns. Called while
+// a program callback runs (for instance from inside a message handler), Close does all
+// of that but does not wait for the goroutines that run callbacks: they end as soon as
+// the callbacks return.
 func (in *Instance) Close() error {
 	in.closeOnce.Do(func() {
 		sps, rps := in.ports(true)
@@ -323,15 +330,33 @@ func (in *Instance) Close() error {
 			in.log.Debug("leaving pool", zap.Error(err))
 		}
 		close(in.done)
-		if err := in.tr.Close(); err != nil {
-			errs = append(errs, err)
-		}
-		in.wg.Wait()
-		in.events.close()
-		if in.embedded != nil {
-			if err := in.embedded.Close(); err != nil {
+		finish := func() error {
+			var errs []error
+			if err := in.tr.Close(); err != nil {
 				errs = append(errs, err)
 			}
+			in.wg.Wait()
+			in.events.close(true)
+			in.notes.close(true)
+			if in.embedded != nil {
+				if err := in.embedded.Close(); err != nil {
+					errs = append(errs, err)
+				}
+			}
+			return errors.Join(errs...)
+		}
+		if in.cb.running.Load() > 0 {
+			// Possibly inside a callback on a goroutine that the waits below would wait
+			// for: stop the pumps without waiting and finish in the background.
+			in.events.close(false)
+			in.notes.close(false)
+			go func() {
+				if err := finish(); err != nil {
+					in.log.Debug("closing", zap.Error(err))
+				}
+			}()
+		} else if err := finish(); err != nil {
+			errs = append(errs, err)
 		}
 		in.closeErr = errors.Join(errs...)
 	})

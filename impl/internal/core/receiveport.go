@@ -43,6 +43,7 @@ type ReceivePort struct {
 	lostConns  []ipl.SendPortIdentifier
 	enabled    bool
 	upcallStop chan struct{} // non-nil while message upcalls are enabled
+	stash      *readMessage  // taken by a dispatcher as upcalls were disabled
 
 	numbered    bool          // the type has communication.numbered
 	explicit    bool          // the type has receive.explicit
@@ -115,6 +116,16 @@ func (p *ReceivePort) accept(req *Request, conn InConn) (*Reply, *Acceptance) {
 		return &Reply{Code: ReplyTypeMismatch, Detail: fmt.Sprintf("port types differ: only the send port has [%s]; only the receive port %s has [%s]",
 			strings.Join(onlyS, ", "), p.id, strings.Join(onlyR, ", "))}, nil
 	}
+	if p.direct && !p.probeDirect() {
+		p.mu.Lock()
+		busy := len(p.conns) > 0
+		p.mu.Unlock()
+		if busy {
+			// A Receive is reading the sender that is there; it may be reading that
+			// sender's goodbye right now. Let the new sender try again.
+			return &Reply{Code: ReplyDisabled, Detail: fmt.Sprintf("one-to-one receive port %s is busy with its sender", p.id)}, nil
+		}
+	}
 	p.mu.Lock()
 	enabled := p.enabled
 	var already bool
@@ -133,11 +144,19 @@ func (p *ReceivePort) accept(req *Request, conn InConn) (*Reply, *Acceptance) {
 	case n > 0 && !p.pt.ManyToOne():
 		return &Reply{Code: ReplyNotManyToX, Detail: fmt.Sprintf("receive port %s has a sender and its type is %s", p.id, p.pt.ConnectionKind())}, nil
 	}
-	if h := p.cfg.ConnectionHandler; h != nil && !h.GotConnection(p, req.From) {
-		return &Reply{Code: ReplyDenied, Detail: fmt.Sprintf("receive port %s refused %s", p.id, req.From)}, nil
+	if h := p.cfg.ConnectionHandler; h != nil {
+		ok := false
+		p.in.callback(func() { ok = h.GotConnection(p, req.From) })
+		if !ok {
+			return &Reply{Code: ReplyDenied, Detail: fmt.Sprintf("receive port %s refused %s", p.id, req.From)}, nil
+		}
 	}
 	ic := &inConn{port: p, from: req.From, c: conn, done: make(chan struct{}, 1)}
 	p.mu.Lock()
+	if p.isClosed() { // closed while the handler decided
+		p.mu.Unlock()
+		return &Reply{Code: ReplyNoSuchPort, Detail: fmt.Sprintf("receive port %s is closed", p.id)}, nil
+	}
 	p.conns = append(p.conns, ic)
 	p.newConns = append(p.newConns, req.From)
 	p.mu.Unlock()
@@ -227,7 +246,8 @@ func (p *ReceivePort) connEnded(ic *inConn, err error) {
 		p.log.Debug("sender disconnected", zap.Stringer("from", ic.from))
 	}
 	if h := p.cfg.ConnectionHandler; h != nil {
-		h.LostConnection(p, ic.from, lostErr)
+		from := ic.from
+		p.in.notes.push(func() { h.LostConnection(p, from, lostErr) })
 	}
 }
 
@@ -262,6 +282,9 @@ func (p *ReceivePort) Receive(ctx context.Context) (ipl.ReadMessage, error) {
 			<-p.token
 			return nil, err
 		}
+		return m, nil
+	}
+	if m := p.takeStash(); m != nil {
 		return m, nil
 	}
 	select {
@@ -299,12 +322,14 @@ func (p *ReceivePort) Poll() (ipl.ReadMessage, error) {
 	default:
 		return nil, nil
 	}
-	var m *readMessage
-	select {
-	case m = <-p.ready:
-	default:
-		<-p.token
-		return nil, nil
+	m := p.takeStash()
+	if m == nil {
+		select {
+		case m = <-p.ready:
+		default:
+			<-p.token
+			return nil, nil
+		}
 	}
 	if !pollUpcall {
 		return m, nil
@@ -363,10 +388,10 @@ func (p *ReceivePort) take(call string, list *[]ipl.SendPortIdentifier) ([]ipl.S
 // Close closes the port at once; connected senders see their connections end.
 func (p *ReceivePort) Close() error {
 	p.once.Do(func() {
-		p.acceptMu.Lock()
-		close(p.closed)
-		p.acceptMu.Unlock()
+		// Not under acceptMu: a connection handler may close its own port. accept
+		// re-checks closed under mu before it adds a connection, so none slips in.
 		p.mu.Lock()
+		close(p.closed)
 		conns := p.conns
 		p.conns = nil
 		p.upcallStop = nil

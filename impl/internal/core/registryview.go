@@ -57,13 +57,19 @@ func (r registryView) Sequence(ctx context.Context, name string) (int64, error) 
 
 func (r registryView) Events() <-chan ipl.Event { return r.in.events.out }
 
-// bind derives a context that also ends when the instance ends, so that no blocking
-// call outlives the Ibis.
-func (in *Instance) bind(ctx context.Context) (context.Context, context.CancelFunc) {
+// bind derives a context that also ends when the instance ends (or when one of the
+// extra channels closes, such as a port's), so that no blocking call outlives the Ibis.
+func (in *Instance) bind(ctx context.Context, also ...<-chan struct{}) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancelCause(ctx)
+	var extra <-chan struct{}
+	if len(also) > 0 {
+		extra = also[0]
+	}
 	go func() {
 		select {
 		case <-in.done:
+			cancel(ipl.ErrClosed)
+		case <-extra:
 			cancel(ipl.ErrClosed)
 		case <-ctx.Done():
 		}

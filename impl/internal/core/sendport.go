@@ -34,10 +34,15 @@ type SendPort struct {
 	seq      int64
 	numbered bool
 
-	mu        sync.Mutex
-	conns     []*outConn
-	lost      []ipl.ReceivePortIdentifier
-	brokenErr error // connections broken while a message was live
+	mu    sync.Mutex
+	conns []*outConn
+	lost  []ipl.ReceivePortIdentifier
+	// The live message's view of the connections (only its holder of the token
+	// touches these): the connections it started with, which of them missed part of
+	// it, and the losses not yet reported.
+	msgConns  []*outConn
+	msgMissed []bool
+	msgLost   error
 	closed    bool
 	closing   chan struct{}
 	scratch   net.Buffers
@@ -50,7 +55,8 @@ type outConn struct {
 	to   ipl.ReceivePortIdentifier
 	c    OutConn
 	mu   sync.Mutex
-	gone bool // removed from the port, cleanly or not
+	gone bool  // removed from the port, cleanly or not
+	why  error // why it was removed, when it broke
 }
 
 func newSendPort(in *Instance, pt ipl.PortType, name string, cfg ipl.SendPortConfig) *SendPort {
@@ -109,7 +115,7 @@ func (sp *SendPort) Connect(ctx context.Context, to ipl.IbisIdentifier, port str
 		ctx, cancel = context.WithTimeout(ctx, sp.in.cfg.ConnectTimeout)
 		defer cancel()
 	}
-	ctx, cancel := sp.in.bind(ctx)
+	ctx, cancel := sp.in.bind(ctx, sp.closing)
 	defer cancel()
 	rid := ipl.ReceivePortIdentifier{Ibis: to, Name: port}
 	what := fmt.Sprintf("connect %s to %s", sp.id, rid)
@@ -137,7 +143,7 @@ func (sp *SendPort) Connect(ctx context.Context, to ipl.IbisIdentifier, port str
 	backoff := 2 * time.Millisecond
 	for {
 		oc := &outConn{sp: sp, to: rid}
-		c, rep, err := sp.in.tr.Dial(ctx, to.Address, req, oc.broken)
+		c, rep, err := sp.in.tr.Dial(ctx, to.Address, req, func(err error) { _ = oc.broken(err) })
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctxError(ctx, what)
@@ -145,22 +151,33 @@ func (sp *SendPort) Connect(ctx context.Context, to ipl.IbisIdentifier, port str
 			return fmt.Errorf("%s: %w", what, err)
 		}
 		if rep.Code == ReplyAccepted {
+			// The connection joins the port only if it is still alive and the port still
+			// open, checked under the port's lock so that neither can change in between.
+			sp.mu.Lock()
 			oc.mu.Lock()
 			oc.c = c
-			gone := oc.gone
+			gone, closed := oc.gone, sp.closed
+			if !gone && !closed {
+				sp.conns = append(sp.conns, oc)
+			}
 			oc.mu.Unlock()
-			if gone {
+			sp.mu.Unlock()
+			switch {
+			case closed:
+				_ = c.Close()
+				return fmt.Errorf("%s: %w", what, ipl.ErrClosed)
+			case gone:
 				_ = c.Close()
 				return fmt.Errorf("%s: %w: the receiver closed the connection at once", what, ipl.ErrConnectionLost)
 			}
-			sp.mu.Lock()
-			sp.conns = append(sp.conns, oc)
-			sp.mu.Unlock()
 			sp.log.Debug("connected", zap.Stringer("to", rid))
 			return nil
 		}
 		rerr := rep.Err()
-		if rep.Code != ReplyNoSuchPort && rep.Code != ReplyDisabled {
+		// No such port and disabled mean "not yet". Already connected can only come from
+		// the receiver: it has not yet seen this port's earlier connection end (a
+		// Disconnect followed at once by a Connect), so that is "not yet" too.
+		if rep.Code != ReplyNoSuchPort && rep.Code != ReplyDisabled && rep.Code != ReplyAlreadyConnected {
 			return fmt.Errorf("%s: %w", what, rerr)
 		}
 		t := time.NewTimer(backoff)
@@ -241,64 +258,101 @@ func (oc *outConn) closeClean() error {
 	return nil
 }
 
-// WritePacket is the serialization sink: it writes packets to every connection in turn.
+// WritePacket is the serialization sink: it writes packets to every connection the
+// message started with, in turn. A connection that fails, or that was found broken
+// since the message started, misses the rest of the message: it is dropped, the loss
+// is reported by the message's Send and Finish, and the others carry on so that the
+// receivers still connected get whole messages. A connection found broken after the
+// message's last write does not count against the message. Only when no connection is
+// left does WritePacket fail, which makes the message fail.
 func (sp *SendPort) WritePacket(bufs net.Buffers) error {
-	sp.mu.Lock()
-	conns := sp.conns
-	sp.mu.Unlock()
-	if len(conns) == 1 {
-		if err := conns[0].c.WritePacket(bufs); err != nil {
-			conns[0].broken(err)
-			return sp.takeBroken()
+	if len(sp.msgConns) == 0 {
+		sp.mu.Lock()
+		closed := sp.closed
+		sp.mu.Unlock()
+		if closed {
+			return fmt.Errorf("send port %s: %w", sp.id, ipl.ErrClosed)
 		}
-		return nil
+		return fmt.Errorf("send port %s: %w: no connection left", sp.id, ipl.ErrConnectionLost)
 	}
-	failed := false
-	for _, oc := range conns {
-		sp.scratch = append(sp.scratch[:0], bufs...)
-		if err := oc.c.WritePacket(sp.scratch); err != nil {
-			oc.broken(err)
-			failed = true
+	alive := 0
+	var errs []error
+	for i, oc := range sp.msgConns {
+		if sp.msgMissed[i] {
+			continue
 		}
+		if err := oc.lostErr(); err != nil {
+			sp.msgMissed[i] = true
+			errs = append(errs, err)
+			continue
+		}
+		var err error
+		if len(sp.msgConns) == 1 {
+			err = oc.c.WritePacket(bufs)
+		} else {
+			sp.scratch = append(sp.scratch[:0], bufs...)
+			err = oc.c.WritePacket(sp.scratch)
+		}
+		if err != nil {
+			sp.msgMissed[i] = true
+			errs = append(errs, oc.broken(err))
+			continue
+		}
+		alive++
 	}
 	clear(sp.scratch)
-	if failed {
-		return sp.takeBroken()
+	sp.msgLost = errors.Join(sp.msgLost, errors.Join(errs...))
+	if alive == 0 {
+		return errors.Join(errs...)
 	}
 	return nil
 }
 
+// lostErr returns why the connection was dropped, or nil while it lives.
+func (oc *outConn) lostErr() error {
+	oc.mu.Lock()
+	defer oc.mu.Unlock()
+	if !oc.gone {
+		return nil
+	}
+	if oc.why == nil {
+		return fmt.Errorf("%w: connection from %s to %s was closed", ipl.ErrConnectionLost, oc.sp.id, oc.to)
+	}
+	return oc.why
+}
+
+// takeBroken returns, and forgets, the losses the live message has run into.
 func (sp *SendPort) takeBroken() error {
-	sp.mu.Lock()
-	defer sp.mu.Unlock()
-	err := sp.brokenErr
-	sp.brokenErr = nil
+	err := sp.msgLost
+	sp.msgLost = nil
 	return err
 }
 
-// broken removes a connection that failed (write error, peer closed, peer died) and
-// tells the program through downcalls and the disconnect handler.
-func (oc *outConn) broken(cause error) {
-	oc.mu.Lock()
-	if oc.gone {
-		oc.mu.Unlock()
-		return
-	}
-	oc.gone = true
-	c := oc.c
-	oc.mu.Unlock()
+// broken removes a connection that failed (write error, peer closed, peer died),
+// tells the program through downcalls and the disconnect handler, and returns the
+// error that describes the loss.
+func (oc *outConn) broken(cause error) error {
 	sp := oc.sp
-	if c != nil {
-		_ = c.Close()
-	}
 	err := fmt.Errorf("connection from %s to %s: %w", sp.id, oc.to, cause)
 	if !errors.Is(err, ipl.ErrConnectionLost) {
 		err = fmt.Errorf("%w: %w", ipl.ErrConnectionLost, err)
 	}
+	oc.mu.Lock()
+	if oc.gone {
+		oc.mu.Unlock()
+		return err
+	}
+	oc.gone = true
+	oc.why = err
+	c := oc.c
+	oc.mu.Unlock()
+	if c != nil {
+		_ = c.Close()
+	}
 	sp.mu.Lock()
 	found := false
-	for i, c := range sp.conns {
-		if c == oc {
+	for i, x := range sp.conns {
+		if x == oc {
 			sp.conns = append(sp.conns[:i:i], sp.conns[i+1:]...)
 			found = true
 			break
@@ -306,17 +360,18 @@ func (oc *outConn) broken(cause error) {
 	}
 	if found {
 		sp.lost = append(sp.lost, oc.to)
-		sp.brokenErr = errors.Join(sp.brokenErr, err)
 	}
 	closed := sp.closed
 	sp.mu.Unlock()
 	if !found || closed {
-		return
+		return err
 	}
 	sp.log.Debug("lost connection", zap.Stringer("to", oc.to), zap.Error(cause))
 	if h := sp.cfg.DisconnectHandler; h != nil {
-		h(sp, oc.to, err)
+		to := oc.to
+		sp.in.notes.push(func() { h(sp, to, err) })
 	}
+	return err
 }
 
 func (sp *SendPort) peerGone(id ipl.IbisIdentifier, cause error) {
@@ -329,7 +384,7 @@ func (sp *SendPort) peerGone(id ipl.IbisIdentifier, cause error) {
 	}
 	sp.mu.Unlock()
 	for _, oc := range hit {
-		oc.broken(cause)
+		_ = oc.broken(cause)
 	}
 }
 
@@ -346,8 +401,15 @@ func (sp *SendPort) NewMessage(ctx context.Context) (ipl.WriteMessage, error) {
 	}
 	sp.mu.Lock()
 	n, closed := len(sp.conns), sp.closed
-	sp.brokenErr = nil
+	sp.msgConns = append(sp.msgConns[:0], sp.conns...)
 	sp.mu.Unlock()
+	if cap(sp.msgMissed) < n {
+		sp.msgMissed = make([]bool, n)
+	} else {
+		sp.msgMissed = sp.msgMissed[:n]
+		clear(sp.msgMissed)
+	}
+	sp.msgLost = nil
 	if closed {
 		sp.release()
 		return nil, fmt.Errorf("new message at %s: %w", sp.id, ipl.ErrClosed)

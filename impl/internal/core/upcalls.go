@@ -58,15 +58,33 @@ func (p *ReceivePort) dispatch(stop chan struct{}) {
 		case <-p.closed:
 			return
 		}
-		var m *readMessage
+		// Disabling wins over a waiting message: select picks at random among ready
+		// cases, so stop is checked on its own first.
 		select {
-		case m = <-p.ready:
 		case <-stop:
 			<-p.token
 			return
-		case <-p.closed:
+		default:
+		}
+		m := p.takeStash()
+		if m == nil {
+			select {
+			case m = <-p.ready:
+			case <-stop:
+				<-p.token
+				return
+			case <-p.closed:
+				<-p.token
+				return
+			}
+		}
+		select {
+		case <-stop:
+			// Disabled while the message arrived: keep it for whoever receives next.
+			p.stashMessage(m)
 			<-p.token
 			return
+		default:
 		}
 		if p.upcall(m, stop) {
 			return
@@ -82,7 +100,8 @@ func (p *ReceivePort) upcall(m *readMessage, stop chan struct{}) (handedOff bool
 	m.inUpcall = stop != nil
 	m.stop = stop
 	m.mu.Unlock()
-	err := p.cfg.MessageHandler(m)
+	var err error
+	p.in.callback(func() { err = p.cfg.MessageHandler(m) })
 	if err != nil {
 		p.log.Warn("message handler failed", zap.Stringer("from", m.ic.from), zap.Error(err))
 	}
@@ -97,4 +116,19 @@ func (p *ReceivePort) upcall(m *readMessage, stop chan struct{}) (handedOff bool
 		}
 	}
 	return handedOff
+}
+
+// takeStash returns a message a dispatcher took just as upcalls were disabled.
+func (p *ReceivePort) takeStash() *readMessage {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	m := p.stash
+	p.stash = nil
+	return m
+}
+
+func (p *ReceivePort) stashMessage(m *readMessage) {
+	p.mu.Lock()
+	p.stash = m
+	p.mu.Unlock()
 }

@@ -15,6 +15,7 @@ type writeMessage struct {
 	w        *serialization.Writer
 	seq      int64
 	finished bool
+	lost     error // connections lost during this message, reported again by Finish
 }
 
 var _ ipl.WriteMessage = (*writeMessage)(nil)
@@ -39,27 +40,33 @@ func (m *writeMessage) WriteObject(v any) error {
 	return writeError(m.w.WriteObject(v))
 }
 
-// Send pushes what was written so far to every connection.
+// Send pushes what was written so far to every connection. It reports connections
+// lost on the way; the receivers still connected get the whole message.
 func (m *writeMessage) Send() error {
 	if m.finished {
 		return m.finishedErr()
 	}
 	err := m.w.Flush()
+	lost := m.sp.takeBroken()
+	m.lost = errors.Join(m.lost, lost)
 	if err == nil {
-		err = m.sp.takeBroken()
+		err = lost
 	}
 	return m.sendError(err)
 }
 
-// Finish ends the message and frees the port for the next one.
+// Finish ends the message and frees the port for the next one. An error matching
+// ipl.ErrConnectionLost means that some receivers did not get the message; the others
+// did, whole.
 func (m *writeMessage) Finish() (int64, error) {
 	if m.finished {
 		return 0, m.finishedErr()
 	}
 	m.finished = true
 	n, err := m.w.Finish()
+	lost := m.sp.takeBroken()
 	if err == nil {
-		err = m.sp.takeBroken()
+		err = errors.Join(m.lost, lost)
 	}
 	m.sp.release()
 	return n, m.sendError(err)
