@@ -22,9 +22,10 @@ type Ibis interface {
 	CreateReceivePort(pt PortType, name string, opts ...ReceivePortOption) (ReceivePort, error)
 	// Done is closed when the instance has ended.
 	Done() <-chan struct{}
-	// Close ends the instance; it is safe to call more than once. It waits for running
-	// message upcalls to return, so a message handler must not call it: let the handler
-	// signal another goroutine to do so.
+	// Close ends the instance; it is safe to call more than once. It returns when every
+	// goroutine of the instance has ended, except when it is called while a handler runs
+	// (a message, connection or event handler may call it): then the goroutines that run
+	// handlers end as soon as the handlers return.
 	Close() error
 }
 
