@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -159,5 +160,15 @@ func TestOversizeMessageRefused(t *testing.T) {
 	_, ferr := m.Finish()
 	if !errors.Is(err, ipl.ErrTooLarge) && !errors.Is(ferr, ipl.ErrTooLarge) {
 		t.Errorf("oversize message: %v / %v, want ErrTooLarge", err, ferr)
+	}
+}
+
+// A wildcard listen host cannot be published to peers; New says so.
+func TestWildcardHostRefused(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err := ipl.New(ctx, ipl.WithImplementation(Name), ipl.WithPortTypes(dataType), ipl.WithListenHost("0.0.0.0"))
+	if err == nil || !strings.Contains(err.Error(), "wildcard") {
+		t.Fatalf("New with host 0.0.0.0: %v, want an error about the wildcard", err)
 	}
 }

@@ -43,6 +43,10 @@ func newTransport(cfg *ipl.Config) *transport {
 }
 
 func (t *transport) Start(acc core.Acceptor) (string, error) {
+	if ip := net.ParseIP(t.host); ip != nil && ip.IsUnspecified() {
+		// The address is also what peers dial: a wildcard would send them nowhere.
+		return "", fmt.Errorf("tcp: listen host %s is a wildcard; give an address of this machine that peers can reach (IBIS_HOST)", t.host)
+	}
 	ln, err := net.Listen("tcp", net.JoinHostPort(t.host, "0"))
 	if err != nil {
 		return "", fmt.Errorf("tcp: listening on %s: %w", t.host, err)
