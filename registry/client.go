@@ -13,8 +13,14 @@ import (
 	"go.uber.org/zap"
 )
 
-// closeLeaveTimeout bounds the clean leave that Close attempts.
+// closeLeaveTimeout bounds the clean leave that Close attempts, and how
+// long a second Close waits for a leave already under way.
 const closeLeaveTimeout = 2 * time.Second
+
+// joinReplyTimeout bounds the wait for the join reply once connected: the
+// server answers a join at once, so a server silent for this long (before
+// it announced its heartbeat interval) is taken for lost.
+const joinReplyTimeout = 3 * DefaultHeartbeatInterval
 
 // Client is one member's connection to the registry: it joined a pool, keeps
 // the member alive with heartbeats, tracks the pool's membership from the
@@ -32,6 +38,7 @@ type Client struct {
 	maxFrame  int
 
 	out         chan []byte        // frames for the writer
+	cancels     *fifo[[]byte]      // cancel frames for the writer; never blocks
 	startBeats  chan time.Duration // tells the writer the heartbeat period
 	readTimeout atomic.Int64       // reader's deadline in ns; 0 until joined
 
@@ -40,6 +47,7 @@ type Client struct {
 	pending    map[uint64]chan *message
 	members    []Identifier
 	leaving    bool
+	leaveDone  chan struct{} // closed when the first Leave's request is over
 	closedPool bool
 	terminated bool
 	poolClosed chan struct{} // closed on the PoolClosed event
@@ -119,8 +127,10 @@ func newClient(conn net.Conn, cfg clientConfig) *Client {
 		log:          cfg.logger.Named("registry-client"),
 		conn:         conn,
 		out:          make(chan []byte, 16),
+		cancels:      newFIFO[[]byte](),
 		startBeats:   make(chan time.Duration, 1),
 		pending:      make(map[uint64]chan *message),
+		leaveDone:    make(chan struct{}),
 		poolClosed:   make(chan struct{}),
 		termCh:       make(chan struct{}),
 		queue:        newFIFO[Event](),
@@ -131,7 +141,13 @@ func newClient(conn net.Conn, cfg clientConfig) *Client {
 	}
 }
 
+// start runs the client's goroutines. Until acceptJoin announces the
+// heartbeat interval, the connection has one fixed read deadline, the
+// join reply timeout, which frames arriving before the reply (pings,
+// events) do not extend: a server that stops answering before the join
+// reply makes Join fail with ErrRegistryLost.
 func (c *Client) start() {
+	_ = c.conn.SetReadDeadline(time.Now().Add(c.cfg.joinTimeout))
 	c.wg.Add(2)
 	go c.readLoop()
 	go c.writeLoop()
@@ -227,15 +243,24 @@ func (c *Client) shutdown(err error) {
 // member's elections and bound names are released, and the client ends
 // (Err returns ErrClosed). Events not yet delivered are dropped. If ctx ends
 // first, the connection is closed anyway and the others see Died instead.
+// A Leave or Close while another Leave is under way waits (until ctx ends)
+// for that one to finish, so the others still see Left; it then returns an
+// error wrapping ErrClosed.
 func (c *Client) Leave(ctx context.Context) error {
 	c.mu.Lock()
 	if c.leaving {
 		c.mu.Unlock()
+		select {
+		case <-c.leaveDone:
+		case <-ctx.Done():
+		}
+		c.shutdown(ErrClosed)
 		return fmt.Errorf("leave: %w", ErrClosed)
 	}
 	c.leaving = true
 	c.mu.Unlock()
 	_, err := c.call(ctx, &message{Kind: kindLeave})
+	close(c.leaveDone)
 	c.shutdown(ErrClosed)
 	if err != nil {
 		return fmt.Errorf("leave pool %q: %w", c.id.Pool, err)
@@ -244,8 +269,9 @@ func (c *Client) Leave(ctx context.Context) error {
 }
 
 // Close leaves the pool (waiting at most a short time for the server to
-// confirm) and releases everything; it is idempotent, and returns nil when
-// the client had already ended.
+// confirm, or for a Leave or Close already under way) and releases
+// everything; it is idempotent, safe to call concurrently, and returns nil
+// when the client had already ended.
 func (c *Client) Close() error {
 	select {
 	case <-c.done:

@@ -59,16 +59,18 @@ func (c *Client) call(ctx context.Context, req *message) (*message, error) {
 	}
 }
 
-// cancel tells the server to forget waiting request id (best effort).
+// cancel tells the server to forget waiting request id (best effort). It
+// never blocks: the frame goes on a queue of its own that the writer
+// drains, after the requests queued before it (see writeBatch), so the
+// cancel cannot overtake its request. The server must get it: it would
+// otherwise keep the request parked, counting towards this member's
+// limits, until the member leaves.
 func (c *Client) cancel(id uint64) {
 	frame, err := encodeFrame(&message{Kind: kindCancel, ID: id})
 	if err != nil {
 		return
 	}
-	select {
-	case c.out <- frame:
-	case <-c.done:
-	}
+	c.cancels.push(frame)
 }
 
 // checkName validates a name argument: not empty, not too long.

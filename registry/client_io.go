@@ -40,8 +40,10 @@ func (c *Client) readFrames() error {
 		case errors.Is(err, io.EOF):
 			return fmt.Errorf("server closed the connection: %w", err)
 		case errors.Is(err, os.ErrDeadlineExceeded):
-			return fmt.Errorf("nothing heard from the server for %v: %w",
-				time.Duration(c.readTimeout.Load()), err)
+			if t := time.Duration(c.readTimeout.Load()); t > 0 {
+				return fmt.Errorf("nothing heard from the server for %v: %w", t, err)
+			}
+			return fmt.Errorf("no join reply from the server within %v: %w", c.cfg.joinTimeout, err)
 		case err != nil:
 			return err
 		}
@@ -128,6 +130,7 @@ func (c *Client) writeLoop() {
 		var frame []byte
 		select {
 		case frame = <-c.out:
+		case <-c.cancels.wake:
 		case period := <-c.startBeats:
 			ticker = time.NewTicker(period)
 			tick = ticker.C
@@ -149,18 +152,30 @@ func (c *Client) writeLoop() {
 	}
 }
 
-// writeBatch writes frame and whatever else is queued, then flushes.
+// writeBatch writes frame (if any) and whatever else is queued, then
+// flushes. Cancels are taken first and written last: a cancel is queued
+// only after its request went into c.out, so once c.out has been drained
+// every request a taken cancel refers to has been written before it.
 func (c *Client) writeBatch(bw *bufio.Writer, frame []byte) error {
-	for {
-		if _, err := bw.Write(frame); err != nil {
-			return err
+	cancels, _ := c.cancels.take(nil)
+	for drained := false; !drained; {
+		if frame != nil {
+			if _, err := bw.Write(frame); err != nil {
+				return err
+			}
 		}
 		select {
 		case frame = <-c.out:
 		default:
-			return bw.Flush()
+			drained = true
 		}
 	}
+	for _, f := range cancels {
+		if _, err := bw.Write(f); err != nil {
+			return err
+		}
+	}
+	return bw.Flush()
 }
 
 // dispatch delivers queued events in order to the handler or the Events

@@ -32,6 +32,38 @@
 // win anew), its bound names, and its waiting requests. A pool whose last
 // member is gone is forgotten, so its name can be used afresh.
 //
+// Join waits at most 3*DefaultHeartbeatInterval for the join reply once it
+// has connected (the server answers at once); a server silent that long
+// makes Join fail with ErrRegistryLost. Two Close calls (or Leave and Close)
+// at once are safe: the later one waits, as briefly as Close does, for the
+// leave under way, so the others see Left rather than Died.
+//
+// # Limits
+//
+// One member must not be able to grow the server's memory without bound,
+// so the server caps what each member and each pool may hold (ServerOptions;
+// the defaults are generous for real runs). A request that would exceed a
+// limit fails with ErrTooManyRequests, its text naming the limit; nothing
+// else changes:
+//
+//   - waiting requests (ElectionResult, Lookup) per member:
+//     WithMaxWaitingRequests, default 10000;
+//   - bytes of names one member holds (names of its waiting requests, bound
+//     names and their port names, names of elections it won):
+//     WithMaxMemberNameBytes, default 4 MiB;
+//   - sequences, elections with a winner, and bound names per pool, each:
+//     WithMaxPoolNames, default 10000;
+//   - bytes of those names (and port names) per pool, together:
+//     WithMaxPoolNameBytes, default 16 MiB.
+//
+// Sequences last as long as their pool; the other names are released as
+// requests are answered or cancelled, names unbound, and members gone.
+// Besides, the bytes queued for a client that does not read are capped
+// (WithMaxQueuedBytes, 64 MiB: the client is disconnected), and so are the
+// connections that have not joined yet (WithMaxUnjoinedConnections, 1024:
+// further ones are closed at once). A connection must join within 1.5*I of
+// being accepted.
+//
 // # Wire protocol
 //
 // The protocol runs over one TCP connection per client. Both directions
@@ -90,7 +122,8 @@
 //	10 lookup           s. Reply (possibly much later): m, o.
 //	11 unbind           s. Reply.
 //	12 cancel           i = id of a waiting election-result or lookup that
-//	                    the client gave up on. No reply.
+//	                    the client gave up on, sent after that request.
+//	                    No reply.
 //
 // Server to client:
 //
@@ -102,8 +135,8 @@
 // Error codes: 1 protocol, 2 version (ErrVersion), 3 pool closed
 // (ErrPoolClosed), 4 not a member (ErrNotMember), 5 pool size mismatch
 // (ErrPoolSize), 6 already bound (ErrAlreadyBound), 7 not bound
-// (ErrNotBound), 8 invalid argument (ErrInvalid), 9 too many waiting
-// requests (ErrTooManyRequests), 10 server closing (ErrClosed).
+// (ErrNotBound), 8 invalid argument (ErrInvalid), 9 a limit of the server
+// reached (ErrTooManyRequests; see Limits), 10 server closing (ErrClosed).
 //
 // A request other than join on a connection that has not joined gets error
 // 4. A message the server cannot decode, a frame that breaks the length

@@ -54,9 +54,13 @@ var (
 	// frame size, so it was not sent.
 	ErrTooLarge = errors.New("registry: request too large")
 
-	// ErrTooManyRequests means a member has too many waiting requests
-	// (ElectionResult, Lookup) outstanding at the server.
-	ErrTooManyRequests = errors.New("registry: too many waiting requests")
+	// ErrTooManyRequests means a request would exceed one of the server's
+	// resource limits: waiting requests (ElectionResult, Lookup) of one
+	// member, bytes of names held by one member, or sequences, elections,
+	// bound names or their bytes in one pool. The error's text says which
+	// limit (see WithMaxWaitingRequests, WithMaxMemberNameBytes,
+	// WithMaxPoolNames, WithMaxPoolNameBytes).
+	ErrTooManyRequests = errors.New("registry: too many requests")
 )
 
 // remoteError is an error reported by the server in a reply: it carries the

@@ -16,11 +16,12 @@ type clientConfig struct {
 	logger      *zap.Logger
 	handler     func(Event)
 	dialTimeout time.Duration
-	version     uint64 // protocol version sent; tests change it
+	version     uint64        // protocol version sent; tests change it
+	joinTimeout time.Duration // wait for the join reply; tests shorten it
 }
 
 func defaultClientConfig() clientConfig {
-	return clientConfig{logger: zap.NewNop(), version: ProtocolVersion}
+	return clientConfig{logger: zap.NewNop(), version: ProtocolVersion, joinTimeout: joinReplyTimeout}
 }
 
 // WithPoolSize makes the pool a closed world of n members: it closes (a

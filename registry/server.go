@@ -27,6 +27,10 @@ type Server struct {
 	pools   map[string]*pool
 	members int
 	waiting int
+	// unjoined counts the connections that have not joined (yet);
+	// unjoinedFull remembers that the limit was hit, to log it once.
+	unjoined     int
+	unjoinedFull bool
 
 	wg sync.WaitGroup // accept loop and connection goroutines
 
@@ -180,6 +184,7 @@ func (s *Server) Close() error {
 	s.pools = make(map[string]*pool)
 	s.members = 0
 	s.waiting = 0
+	s.unjoined = 0
 	s.mu.Unlock()
 	s.log.Info("closed")
 	return err

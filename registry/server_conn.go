@@ -29,6 +29,9 @@ type serverConn struct {
 	reason    error // why the connection was closed by us; set in closeOnce
 
 	member *member // the member joined on this connection; guarded by s.mu
+	// joined is set once a join succeeded on this connection; only the
+	// reader goroutine (which handles the join) uses it.
+	joined bool
 }
 
 func (s *Server) startConn(conn net.Conn) {
@@ -44,6 +47,24 @@ func (s *Server) startConn(conn net.Conn) {
 		_ = conn.Close()
 		return
 	}
+	if s.unjoined >= s.cfg.maxUnjoined {
+		// Log when the limit is first hit, not for every refused
+		// connection of a flood.
+		first := !s.unjoinedFull
+		s.unjoinedFull = true
+		s.mu.Unlock()
+		_ = conn.Close()
+		if first {
+			c.log.Warn("refusing connections: too many connections have not joined a pool",
+				zap.Int("limit", s.cfg.maxUnjoined))
+		} else {
+			c.log.Debug("connection refused: too many connections have not joined a pool",
+				zap.Int("limit", s.cfg.maxUnjoined))
+		}
+		return
+	}
+	s.unjoinedFull = false
+	s.unjoined++
 	s.conns[c] = struct{}{}
 	s.wg.Add(2)
 	s.mu.Unlock()
@@ -85,18 +106,28 @@ func (c *serverConn) readLoop() {
 }
 
 // readFrames reads, decodes and handles frames until the connection fails,
-// the peer goes silent for 1.5 heartbeat intervals, or a frame is invalid.
+// the peer goes silent for 1.5 heartbeat intervals, a frame is invalid, or
+// the connection has not joined within 1.5 heartbeat intervals of being
+// accepted (heartbeats and refused joins do not extend that).
 func (c *serverConn) readFrames() error {
 	br := bufio.NewReaderSize(countingReader{c.conn, &c.s.bytesIn}, 4096)
 	timeout := c.s.cfg.heartbeat * 3 / 2
+	joinBy := time.Now().Add(timeout)
 	var buf []byte
 	for {
-		if err := c.conn.SetReadDeadline(time.Now().Add(timeout)); err != nil {
+		deadline := joinBy
+		if c.joined {
+			deadline = time.Now().Add(timeout)
+		}
+		if err := c.conn.SetReadDeadline(deadline); err != nil {
 			return fmt.Errorf("set read deadline: %w", err)
 		}
 		body, err := readFrame(br, buf, c.s.cfg.maxFrameSize)
 		if err != nil {
 			if errors.Is(err, os.ErrDeadlineExceeded) {
+				if !c.joined {
+					return fmt.Errorf("no join within %v (1.5 heartbeat intervals) of connecting: %w", timeout, err)
+				}
 				return fmt.Errorf("nothing received for %v (1.5 heartbeat intervals): %w", timeout, err)
 			}
 			return err
@@ -123,6 +154,9 @@ func (c *serverConn) teardown(readErr error) {
 	s := c.s
 	s.mu.Lock()
 	delete(s.conns, c)
+	if !c.joined {
+		s.unjoined--
+	}
 	if m := c.member; m != nil && !m.gone && !s.closing {
 		s.removeMember(m, Died)
 	}

@@ -74,5 +74,8 @@ func FuzzServerConn(f *testing.F) {
 		if st := s.Stats(); st.Members != 0 || st.Pools != 0 || st.Waiting != 0 {
 			t.Fatalf("connection left state behind: %v", st)
 		}
+		if n := s.unjoinedConns(); n != 0 {
+			t.Fatalf("connection left %d unjoined behind", n)
+		}
 	})
 }

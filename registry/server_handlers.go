@@ -2,6 +2,8 @@ package registry
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 
 	"go.uber.org/zap"
 )
@@ -60,7 +62,14 @@ func (c *serverConn) handle(m *message) error {
 			return nil
 		}
 		p := me.pool
-		v := p.sequences[m.Name]
+		v, ok := p.sequences[m.Name]
+		if !ok {
+			if err := s.checkPoolNames(p, "sequences", len(p.sequences), len(m.Name)); err != nil {
+				c.replyErr(m.ID, codeTooMany, "%v", err)
+				return nil
+			}
+			p.nameBytes += len(m.Name)
+		}
 		p.sequences[m.Name] = v + 1
 		c.reply(&message{ID: m.ID, Value: v})
 	case kindBind:
@@ -87,8 +96,27 @@ func (c *serverConn) reply(m *message) {
 	c.send(frame)
 }
 
+// maxErrorLength bounds the text of an error reply, far below
+// MaxStringLength (which the client enforces on every string): names and
+// identifiers quoted in it can each be that long.
+const maxErrorLength = 4 << 10
+
 func (c *serverConn) replyErr(id uint64, code errCode, format string, args ...any) {
-	c.reply(&message{ID: id, Code: code, Error: fmt.Sprintf(format, args...)})
+	text := fmt.Sprintf(format, args...)
+	if len(text) > maxErrorLength {
+		text = strings.ToValidUTF8(text[:maxErrorLength], "") + "..."
+	}
+	c.reply(&message{ID: id, Code: code, Error: text})
+}
+
+// quoteName quotes a name for an error text, shortening a long one to its
+// first bytes and its length.
+func quoteName(s string) string {
+	const keep = 64
+	if len(s) <= keep {
+		return strconv.Quote(s)
+	}
+	return fmt.Sprintf("%s... (%d bytes)", strconv.Quote(strings.ToValidUTF8(s[:keep], "")), len(s))
 }
 
 // needName checks that a request names something; it replies with an error
@@ -135,17 +163,19 @@ func (c *serverConn) handleJoin(m *message) {
 	}
 	switch {
 	case p.size != size:
-		c.replyErr(m.ID, codePoolSize, "pool %q has size %d (0 = open world), but this member asked for %d",
-			p.name, p.size, size)
+		c.replyErr(m.ID, codePoolSize, "pool %s has size %d (0 = open world), but this member asked for %d",
+			quoteName(p.name), p.size, size)
 		return
 	case p.terminated:
-		c.replyErr(m.ID, codePoolClosed, "pool %q has been terminated", p.name)
+		c.replyErr(m.ID, codePoolClosed, "pool %s has been terminated", quoteName(p.name))
 		return
 	case p.closed:
-		c.replyErr(m.ID, codePoolClosed, "closed-world pool %q already has all its %d members", p.name, p.size)
+		c.replyErr(m.ID, codePoolClosed, "closed-world pool %s already has all its %d members", quoteName(p.name), p.size)
 		return
 	}
 	me := s.addMember(p, c, m.Address, m.Tag)
+	c.joined = true
+	s.unjoined--
 	c.log = c.log.With(zap.Stringer("member", me.id))
 	c.log.Info("member joined")
 	id := me.id
@@ -166,6 +196,17 @@ func (c *serverConn) handleElect(me *member, m *message) {
 	p := me.pool
 	winner, ok := p.elections[m.Name]
 	if !ok {
+		n := len(m.Name)
+		err := s.checkMemberBytes(me, n)
+		if err == nil {
+			err = s.checkPoolNames(p, "elections", len(p.elections), n)
+		}
+		if err != nil {
+			c.replyErr(m.ID, codeTooMany, "%v", err)
+			return
+		}
+		me.nameBytes += n
+		p.nameBytes += n
 		winner = me
 		p.elections[m.Name] = me
 		s.emit(p, Elected, me.id, m.Name, p.members)
@@ -205,7 +246,7 @@ func (c *serverConn) handleSignal(me *member, m *message) {
 		for _, id := range m.Targets {
 			t, ok := p.byID[id]
 			if !ok {
-				c.replyErr(m.ID, codeNotMember, "target %q is not a member of pool %q", id, p.name)
+				c.replyErr(m.ID, codeNotMember, "target %s is not a member of pool %s", quoteName(id), quoteName(p.name))
 				return
 			}
 			if !seen[t] {
@@ -224,9 +265,20 @@ func (c *serverConn) handleBind(me *member, m *message) {
 	}
 	p := me.pool
 	if b, ok := p.names[m.Name]; ok {
-		c.replyErr(m.ID, codeAlreadyBound, "%q is already bound to port %q of %s", m.Name, b.port, b.owner.id)
+		c.replyErr(m.ID, codeAlreadyBound, "%s is already bound to port %s of %s", quoteName(m.Name), quoteName(b.port), b.owner.id)
 		return
 	}
+	n := len(m.Name) + len(m.Port)
+	err := c.s.checkMemberBytes(me, n)
+	if err == nil {
+		err = c.s.checkPoolNames(p, "bound names", len(p.names), n)
+	}
+	if err != nil {
+		c.replyErr(m.ID, codeTooMany, "%v", err)
+		return
+	}
+	me.nameBytes += n
+	p.nameBytes += n
 	p.names[m.Name] = binding{owner: me, port: m.Port}
 	for _, w := range c.s.takeWaiters(p.lookupWaiters, m.Name) {
 		id := me.id
@@ -257,11 +309,11 @@ func (c *serverConn) handleUnbind(me *member, m *message) {
 	b, ok := p.names[m.Name]
 	switch {
 	case !ok:
-		c.replyErr(m.ID, codeNotBound, "%q is not bound", m.Name)
+		c.replyErr(m.ID, codeNotBound, "%s is not bound", quoteName(m.Name))
 	case b.owner != me:
-		c.replyErr(m.ID, codeNotBound, "%q is bound by %s, not by %s", m.Name, b.owner.id, me.id)
+		c.replyErr(m.ID, codeNotBound, "%s is bound by %s, not by %s", quoteName(m.Name), b.owner.id, me.id)
 	default:
-		delete(p.names, m.Name)
+		p.unbind(m.Name, b)
 		c.reply(&message{ID: m.ID})
 	}
 }

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"io"
 	"net"
+	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -227,4 +229,57 @@ func TestSlowReaderIsDisconnected(t *testing.T) {
 		}
 	}
 	t.Fatalf("client ended before the slow member died: %v", c.Err())
+}
+
+func (s *Server) unjoinedConns() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.unjoined
+}
+
+// Connections that have not joined are capped: one beyond the cap is
+// closed at once; a join frees a place.
+func TestUnjoinedConnectionsLimit(t *testing.T) {
+	s := internalServer(t, WithMaxUnjoinedConnections(2))
+	a := dialRaw(t, s)
+	dialRaw(t, s)
+	waitFor(t, "two unjoined connections", func() bool { return s.unjoinedConns() == 2 })
+	dialRaw(t, s).expectClosed()
+	if n := s.Stats().Connections; n != 2 {
+		t.Fatalf("%d connections, want 2", n)
+	}
+	a.join("uj")
+	waitFor(t, "one unjoined connection", func() bool { return s.unjoinedConns() == 1 })
+	dialRaw(t, s).join("uj")
+	if n := s.unjoinedConns(); n != 1 {
+		t.Fatalf("%d unjoined connections, want 1", n)
+	}
+}
+
+// A connection must join within 1.5 heartbeat intervals of connecting;
+// heartbeats (or refused joins) do not keep an unjoined connection open.
+func TestUnjoinedConnectionMustJoin(t *testing.T) {
+	s := internalServer(t, WithHeartbeatInterval(20*time.Millisecond))
+	r := dialRaw(t, s)
+	beat, err := encodeFrame(&message{Kind: kindHeartbeat})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	wg.Go(func() {
+		for {
+			if _, err := r.conn.Write(beat); err != nil {
+				return // closed by the server
+			}
+			time.Sleep(time.Millisecond)
+		}
+	})
+	// Our heartbeats may make the closing server reset the connection
+	// rather than end it cleanly; either is fine, only a timeout is not.
+	if _, err := io.Copy(io.Discard, r.br); errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("server did not close the unjoined connection: %v", err)
+	}
+	_ = r.conn.Close()
+	waitFor(t, "connection gone", func() bool { return s.Stats().Connections == 0 && s.unjoinedConns() == 0 })
 }

@@ -30,7 +30,25 @@ type serverConfig struct {
 	maxFrameSize int
 	maxQueued    int
 	maxWaiting   int
+
+	maxMemberNameBytes int
+	maxPoolNames       int
+	maxPoolNameBytes   int
+	maxUnjoined        int
 }
+
+// Defaults of the server's resource limits (see the options below).
+const (
+	DefaultMaxWaitingRequests     = 10000
+	DefaultMaxMemberNameBytes     = 4 << 20
+	DefaultMaxPoolNames           = 10000
+	DefaultMaxPoolNameBytes       = 16 << 20
+	DefaultMaxUnjoinedConnections = 1024
+)
+
+// minNameBytes is the smallest name budget: one binding of a global name
+// and a port name of the longest length fits.
+const minNameBytes = 2 * MaxStringLength
 
 func defaultServerConfig() serverConfig {
 	return serverConfig{
@@ -38,7 +56,12 @@ func defaultServerConfig() serverConfig {
 		logger:       zap.NewNop(),
 		maxFrameSize: DefaultMaxFrameSize,
 		maxQueued:    64 << 20,
-		maxWaiting:   10000,
+		maxWaiting:   DefaultMaxWaitingRequests,
+
+		maxMemberNameBytes: DefaultMaxMemberNameBytes,
+		maxPoolNames:       DefaultMaxPoolNames,
+		maxPoolNameBytes:   DefaultMaxPoolNameBytes,
+		maxUnjoined:        DefaultMaxUnjoinedConnections,
 	}
 }
 
@@ -96,7 +119,48 @@ func WithMaxQueuedBytes(n int) ServerOption {
 
 // WithMaxWaitingRequests bounds the requests of one member that wait at the
 // server (ElectionResult and Lookup before their answer exists), default
-// 10000. Further waiting requests fail with ErrTooManyRequests.
+// DefaultMaxWaitingRequests (10000), at least 1. Further waiting requests
+// fail with ErrTooManyRequests.
 func WithMaxWaitingRequests(n int) ServerOption {
 	return func(c *serverConfig) { c.maxWaiting = max(n, 1) }
+}
+
+// WithMaxMemberNameBytes bounds the bytes of names one member holds at the
+// server: the names of its waiting requests (ElectionResult, Lookup), the
+// global names it bound with their port names, and the names of the
+// elections it won. Default DefaultMaxMemberNameBytes (4 MiB), at least
+// 128 KiB (2*MaxStringLength) so that any single request fits. A request
+// that would exceed it fails with ErrTooManyRequests; the member's names
+// are released as its requests are answered or cancelled, as it unbinds,
+// and when it leaves or dies.
+func WithMaxMemberNameBytes(n int) ServerOption {
+	return func(c *serverConfig) { c.maxMemberNameBytes = max(n, minNameBytes) }
+}
+
+// WithMaxPoolNames bounds, in each pool, the number of sequences, the
+// number of elections with a winner and the number of bound global names
+// (each counted on its own). Default DefaultMaxPoolNames (10000), at least
+// 1. Sequences are kept until the pool ends; elections and bindings until
+// their member leaves or dies (or unbinds). A Sequence, Elect or Bind that
+// would create one more fails with ErrTooManyRequests.
+func WithMaxPoolNames(n int) ServerOption {
+	return func(c *serverConfig) { c.maxPoolNames = max(n, 1) }
+}
+
+// WithMaxPoolNameBytes bounds the bytes of the names one pool holds:
+// sequence names, names of elections with a winner, and global names with
+// their port names, all together. Default DefaultMaxPoolNameBytes
+// (16 MiB), at least 128 KiB (2*MaxStringLength). A Sequence, Elect or Bind
+// that would exceed it fails with ErrTooManyRequests.
+func WithMaxPoolNameBytes(n int) ServerOption {
+	return func(c *serverConfig) { c.maxPoolNameBytes = max(n, minNameBytes) }
+}
+
+// WithMaxUnjoinedConnections bounds the connections that are open but have
+// not joined a pool yet. Default DefaultMaxUnjoinedConnections (1024), at
+// least 1. A connection accepted beyond it is closed at once (its Join
+// fails with ErrRegistryLost). Every connection must join within 1.5
+// heartbeat intervals of being accepted, whatever else it sends.
+func WithMaxUnjoinedConnections(n int) ServerOption {
+	return func(c *serverConfig) { c.maxUnjoined = max(n, 1) }
 }

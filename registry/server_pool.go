@@ -19,6 +19,9 @@ type pool struct {
 	terminated bool
 	nextID     int
 	seq        uint64
+	// nameBytes counts the bytes of the names in sequences, elections and
+	// names (with port names), against the WithMaxPoolNameBytes limit.
+	nameBytes int
 
 	members   []*member // in join order
 	byID      map[string]*member
@@ -39,6 +42,10 @@ type member struct {
 	conn    *serverConn
 	gone    bool               // left or died
 	waiting map[uint64]*waiter // by request id
+	// nameBytes counts the bytes of the names this member holds (waiting
+	// requests, bindings with port names, elections won), against the
+	// WithMaxMemberNameBytes limit.
+	nameBytes int
 }
 
 // waiter is a request answered once something exists.
@@ -138,13 +145,15 @@ func (s *Server) removeMember(m *member, t EventType) {
 	for name, winner := range p.elections {
 		if winner == m {
 			delete(p.elections, name)
+			p.nameBytes -= len(name)
 		}
 	}
 	for name, b := range p.names {
 		if b.owner == m {
-			delete(p.names, name)
+			p.unbind(name, b)
 		}
 	}
+	m.nameBytes = 0
 	s.members--
 	if t == Left {
 		s.leaves.Add(1)
@@ -159,19 +168,53 @@ func (s *Server) removeMember(m *member, t EventType) {
 	}
 }
 
+// unbind removes the binding b of name and its bytes from the counts.
+func (p *pool) unbind(name string, b binding) {
+	delete(p.names, name)
+	n := len(name) + len(b.port)
+	p.nameBytes -= n
+	b.owner.nameBytes -= n
+}
+
+// checkMemberBytes tells whether m may hold n more bytes of names.
+func (s *Server) checkMemberBytes(m *member, n int) error {
+	if limit := s.cfg.maxMemberNameBytes; m.nameBytes+n > limit {
+		return fmt.Errorf("member %s holds %d bytes of names (waiting requests, bound names, elections won); "+
+			"%d more would exceed the server's limit of %d bytes per member", m.id, m.nameBytes, n, limit)
+	}
+	return nil
+}
+
+// checkPoolNames tells whether pool p may hold one more of what it now
+// has count of, with a name of n bytes.
+func (s *Server) checkPoolNames(p *pool, what string, count, n int) error {
+	if limit := s.cfg.maxPoolNames; count >= limit {
+		return fmt.Errorf("pool %s already has %d %s, the server's limit per pool", quoteName(p.name), count, what)
+	}
+	if limit := s.cfg.maxPoolNameBytes; p.nameBytes+n > limit {
+		return fmt.Errorf("pool %s holds %d bytes of names (sequences, elections, bound names); "+
+			"%d more would exceed the server's limit of %d bytes per pool", quoteName(p.name), p.nameBytes, n, limit)
+	}
+	return nil
+}
+
 // addWaiter parks a request until its answer exists. Called with s.mu held.
 func (s *Server) addWaiter(m *member, reqID uint64, kind msgKind, name string) error {
 	if len(m.waiting) >= s.cfg.maxWaiting {
-		return fmt.Errorf("member %s already has %d waiting requests", m.id, len(m.waiting))
+		return fmt.Errorf("member %s already has %d waiting requests, the server's limit per member", m.id, len(m.waiting))
 	}
 	if _, dup := m.waiting[reqID]; dup {
 		return fmt.Errorf("request id %d is already waiting", reqID)
+	}
+	if err := s.checkMemberBytes(m, len(name)); err != nil {
+		return err
 	}
 	w := &waiter{m: m, reqID: reqID, kind: kind, name: name}
 	if m.waiting == nil {
 		m.waiting = make(map[uint64]*waiter)
 	}
 	m.waiting[reqID] = w
+	m.nameBytes += len(name)
 	p := m.pool
 	if kind == kindElectionResult {
 		p.electionWaiters[name] = append(p.electionWaiters[name], w)
@@ -195,6 +238,7 @@ func (s *Server) dropWaiter(w *waiter) {
 	} else {
 		lists[w.name] = rest
 	}
+	w.m.nameBytes -= len(w.name)
 	s.waiting--
 }
 
@@ -212,6 +256,7 @@ func (s *Server) takeWaiters(lists map[string][]*waiter, name string) []*waiter 
 	delete(lists, name)
 	for _, w := range ws {
 		delete(w.m.waiting, w.reqID)
+		w.m.nameBytes -= len(w.name)
 		s.waiting--
 	}
 	return ws

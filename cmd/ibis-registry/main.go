@@ -5,6 +5,11 @@
 // Usage:
 //
 //	ibis-registry [-host 0.0.0.0] [-port 8888] [-heartbeat 2s] [-events] [-stats 10s] [-v]
+//	              [-max-frame bytes] [-max-waiting n] [-max-member-bytes bytes]
+//	              [-max-pool-names n] [-max-pool-bytes bytes] [-max-unjoined n]
+//
+// The -max flags set the server's resource limits (see the Limits section
+// of package registry); their defaults suit real runs.
 //
 // The default port comes from IBIS_REGISTRY_PORT when set, else 8888. The
 // server stops cleanly on SIGINT or SIGTERM.

@@ -159,6 +159,15 @@ func TestFlagsAndEnvironment(t *testing.T) {
 	if err != nil || cfg.port != 8888 {
 		t.Fatalf("default port: %+v, %v", cfg, err)
 	}
+	if cfg.maxWaiting != registry.DefaultMaxWaitingRequests || cfg.maxMemberBytes != registry.DefaultMaxMemberNameBytes ||
+		cfg.maxPoolNames != registry.DefaultMaxPoolNames || cfg.maxPoolBytes != registry.DefaultMaxPoolNameBytes ||
+		cfg.maxUnjoined != registry.DefaultMaxUnjoinedConnections {
+		t.Fatalf("default limits: %+v", cfg)
+	}
+	cfg, err = parseFlags([]string{"-max-pool-names", "7", "-max-unjoined", "3"}, noEnv, io.Discard)
+	if err != nil || cfg.maxPoolNames != 7 || cfg.maxUnjoined != 3 {
+		t.Fatalf("limit flags: %+v, %v", cfg, err)
+	}
 	if _, err := parseFlags(nil, env("http"), io.Discard); err == nil || !strings.Contains(err.Error(), portEnv) {
 		t.Fatalf("bad %s: %v", portEnv, err)
 	}
@@ -167,6 +176,11 @@ func TestFlagsAndEnvironment(t *testing.T) {
 		{"-heartbeat", "0s"},
 		{"-stats", "-1s"},
 		{"-max-frame", "10"},
+		{"-max-waiting", "0"},
+		{"-max-member-bytes", "1000"},
+		{"-max-pool-names", "0"},
+		{"-max-pool-bytes", "1000"},
+		{"-max-unjoined", "0"},
 		{"extra"},
 	} {
 		if _, err := parseFlags(args, noEnv, io.Discard); err == nil {

@@ -33,7 +33,17 @@ type config struct {
 	stats     time.Duration
 	verbose   bool
 	maxFrame  int
+
+	maxWaiting     int
+	maxMemberBytes int
+	maxPoolNames   int
+	maxPoolBytes   int
+	maxUnjoined    int
 }
+
+// minNameBytes is the smallest accepted name budget (-max-member-bytes,
+// -max-pool-bytes): a global name and a port name of the longest length.
+const minNameBytes = 2 * registry.MaxStringLength
 
 // parseFlags reads the command line; getenv supplies the environment (so
 // tests need not touch the process's).
@@ -57,6 +67,16 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	fs.DurationVar(&cfg.stats, "stats", 0, "print statistics to stdout at this interval (0 = never)")
 	fs.BoolVar(&cfg.verbose, "v", false, "debug logging to stderr")
 	fs.IntVar(&cfg.maxFrame, "max-frame", registry.DefaultMaxFrameSize, "largest accepted frame in bytes")
+	fs.IntVar(&cfg.maxWaiting, "max-waiting", registry.DefaultMaxWaitingRequests,
+		"most requests (ElectionResult, Lookup) one member may have waiting")
+	fs.IntVar(&cfg.maxMemberBytes, "max-member-bytes", registry.DefaultMaxMemberNameBytes,
+		"most bytes of names one member may hold (waiting requests, bound names, elections won)")
+	fs.IntVar(&cfg.maxPoolNames, "max-pool-names", registry.DefaultMaxPoolNames,
+		"most sequences, elections and bound names (each) one pool may hold")
+	fs.IntVar(&cfg.maxPoolBytes, "max-pool-bytes", registry.DefaultMaxPoolNameBytes,
+		"most bytes of sequence, election and bound names one pool may hold")
+	fs.IntVar(&cfg.maxUnjoined, "max-unjoined", registry.DefaultMaxUnjoinedConnections,
+		"most connections that have not joined a pool yet; further ones are closed")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return config{}, err
@@ -74,6 +94,16 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 		return config{}, fmt.Errorf("-stats %v must not be negative", cfg.stats)
 	case cfg.maxFrame < registry.MinMaxFrameSize:
 		return config{}, fmt.Errorf("-max-frame %d is below the minimum of %d", cfg.maxFrame, registry.MinMaxFrameSize)
+	case cfg.maxWaiting < 1:
+		return config{}, fmt.Errorf("-max-waiting %d must be positive", cfg.maxWaiting)
+	case cfg.maxMemberBytes < minNameBytes:
+		return config{}, fmt.Errorf("-max-member-bytes %d is below the minimum of %d", cfg.maxMemberBytes, minNameBytes)
+	case cfg.maxPoolNames < 1:
+		return config{}, fmt.Errorf("-max-pool-names %d must be positive", cfg.maxPoolNames)
+	case cfg.maxPoolBytes < minNameBytes:
+		return config{}, fmt.Errorf("-max-pool-bytes %d is below the minimum of %d", cfg.maxPoolBytes, minNameBytes)
+	case cfg.maxUnjoined < 1:
+		return config{}, fmt.Errorf("-max-unjoined %d must be positive", cfg.maxUnjoined)
 	}
 	return cfg, nil
 }
@@ -117,6 +147,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		registry.WithHeartbeatInterval(cfg.heartbeat),
 		registry.WithServerLogger(log),
 		registry.WithMaxFrameSize(cfg.maxFrame),
+		registry.WithMaxWaitingRequests(cfg.maxWaiting),
+		registry.WithMaxMemberNameBytes(cfg.maxMemberBytes),
+		registry.WithMaxPoolNames(cfg.maxPoolNames),
+		registry.WithMaxPoolNameBytes(cfg.maxPoolBytes),
+		registry.WithMaxUnjoinedConnections(cfg.maxUnjoined),
 	}
 	if cfg.events {
 		opts = append(opts, registry.WithEventLog(out))
