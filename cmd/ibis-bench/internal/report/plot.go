@@ -1,0 +1,105 @@
+package report
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+)
+
+// Size of a saved figure.
+const (
+	plotWidth  = 16 * vg.Centimeter
+	plotHeight = 10 * vg.Centimeter
+)
+
+// PlotPaths returns the files SavePlot writes for n plots: path itself for one plot,
+// name-1.ext, name-2.ext, ... for several.
+func PlotPaths(path string, n int) []string {
+	if n == 1 {
+		return []string{path}
+	}
+	ext := filepath.Ext(path)
+	base := strings.TrimSuffix(path, ext)
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("%s-%d%s", base, i+1, ext)
+	}
+	return out
+}
+
+// SavePlot draws every plot of the report with gonum/plot to path (.png or .svg);
+// with several plots they go to name-1.ext, name-2.ext, ... (see PlotPaths).
+func (r *Report) SavePlot(path string) error {
+	ext := strings.ToLower(filepath.Ext(path))
+	if ext != ".png" && ext != ".svg" {
+		return fmt.Errorf("%w: %q (use .png or .svg)", ErrFormat, path)
+	}
+	if len(r.Plots) == 0 {
+		return fmt.Errorf("%w: %s produces no curves", ErrNoPlot, r.Command)
+	}
+	for i, name := range PlotPaths(path, len(r.Plots)) {
+		p, err := r.Plots[i].render()
+		if err != nil {
+			return err
+		}
+		if err := p.Save(plotWidth, plotHeight, name); err != nil {
+			return fmt.Errorf("report: saving %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// render builds the gonum plot. Points that a log axis cannot show (zero or
+// negative) are left out of that curve rather than failing the whole figure.
+func (pl *Plot) render() (*plot.Plot, error) {
+	p := plot.New()
+	p.Title.Text = pl.Title
+	p.X.Label.Text = pl.XLabel
+	p.Y.Label.Text = pl.YLabel
+	if pl.LogX {
+		p.X.Scale = plot.LogScale{}
+		p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	}
+	if pl.LogY {
+		p.Y.Scale = plot.LogScale{}
+		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+	}
+	p.Add(plotter.NewGrid())
+	p.Legend.Top = true
+	p.Legend.Left = true
+	drawn := 0
+	for i, s := range pl.Series {
+		var xys plotter.XYs
+		for j := range min(len(s.X), len(s.Y)) {
+			x, y := s.X[j], s.Y[j]
+			if (pl.LogX && !(x > 0)) || (pl.LogY && !(y > 0)) || x != x || y != y {
+				continue
+			}
+			xys = append(xys, plotter.XY{X: x, Y: y})
+		}
+		if len(xys) == 0 {
+			continue
+		}
+		line, points, err := plotter.NewLinePoints(xys)
+		if err != nil {
+			return nil, fmt.Errorf("report: plotting %q: %w", s.Name, err)
+		}
+		line.Color = plotutil.Color(i)
+		line.Dashes = plotutil.Dashes(i)
+		points.Color = plotutil.Color(i)
+		points.Shape = plotutil.Shape(i)
+		points.Radius = vg.Points(2.5)
+		p.Add(line, points)
+		p.Legend.Add(s.Name, line, points)
+		drawn++
+	}
+	if drawn == 0 {
+		return nil, fmt.Errorf("%w: %q has no drawable points", ErrNoPlot, pl.Title)
+	}
+	return p, nil
+}
