@@ -81,9 +81,16 @@
 // ErrCorrupt and ErrTooLarge; strings and object slices are allocated as
 // their bytes arrive, never beyond what the rest of the message may hold;
 // msgpack bytes are checked for well-formedness and nesting depth
-// (WithReaderMaxObjectDepth) before the msgpack decoder sees them. A Writer
-// refuses, with ErrTooLarge and without writing anything, a value that would
-// take the message over its own limit (WithMaxMessageSize).
+// (WithReaderMaxObjectDepth) before the msgpack decoder sees them, and for
+// what decoding them could allocate: the decoder allocates every announced
+// slice and map in full, so each announced array item and map entry is
+// charged at the largest element, entry or pointee reachable from the
+// destination's type (msgpack's generic types for interfaces), and an
+// object whose estimate exceeds WithReaderMaxObjectMemory (by default the
+// maximum message size) is skipped with ErrTooLarge before anything is
+// decoded. A Writer refuses, with ErrTooLarge and without writing anything,
+// a value that would take the message over its own limit
+// (WithMaxMessageSize).
 //
 // # Performance
 //

@@ -222,6 +222,81 @@ func TestAbandonedMessage(t *testing.T) {
 	eq(t, r.Next(), io.EOF)
 }
 
+func TestResetsKeepOneEndForAnAbandonedMessage(t *testing.T) {
+	// However many Resets follow a partly sent message, exactly one End
+	// packet closes it at the receiver before the next message.
+	for _, tc := range []struct {
+		name  string
+		reset func(w *Writer)
+	}{
+		{"one Reset", func(w *Writer) { w.Reset() }},
+		{"two Resets", func(w *Writer) { w.Reset(); w.Reset() }},
+		{"three Resets", func(w *Writer) { w.Reset(); w.Reset(); w.Reset() }},
+		{"a write dropped between Resets", func(w *Writer) {
+			w.Reset()
+			must(t, w.WriteInt32(99)) // never sent: dropped by the next Reset
+			w.Reset()
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sink := &memSink{}
+			w := NewWriter(KindData, sink)
+			must(t, w.WriteInt32(1))
+			must(t, w.Flush()) // part of message 1 reaches the peer
+			tc.reset(w)
+			must(t, w.WriteInt32(2))
+			get[int64](t)(w.Finish())
+			w.Reset() // after Finish: nothing owed
+			must(t, w.WriteInt32(3))
+			get[int64](t)(w.Finish())
+
+			r := NewReader(KindData, bytes.NewReader(sink.bytes()))
+			must(t, r.Next())
+			eq(t, get[int32](t)(r.ReadInt32()), 1)
+			_, err := r.ReadInt32()
+			wantErr(t, err, ErrShortMessage) // the abandoned message ended early
+			must(t, r.Next())
+			eq(t, get[int32](t)(r.ReadInt32()), 2)
+			must(t, r.Finish())
+			must(t, r.Next())
+			eq(t, get[int32](t)(r.ReadInt32()), 3)
+			must(t, r.Finish())
+			eq(t, r.Next(), io.EOF)
+			// One data packet and one End for message 1, one packet each
+			// for messages 2 and 3.
+			eq(t, len(sink.bytes()), 4*HeaderSize+3*8)
+		})
+	}
+}
+
+func TestResetAfterSentEndQueuesAnother(t *testing.T) {
+	// The End owed for message 1 goes out with the start of message 2;
+	// abandoning message 2 then owes an End of its own.
+	sink := &memSink{}
+	w := NewWriter(KindData, sink)
+	must(t, w.WriteInt32(1))
+	must(t, w.Flush())
+	w.Reset()
+	must(t, w.WriteInt32(2))
+	must(t, w.Flush())
+	w.Reset()
+	w.Reset()
+	must(t, w.WriteInt32(3))
+	get[int64](t)(w.Finish())
+
+	r := NewReader(KindData, bytes.NewReader(sink.bytes()))
+	for _, v := range []int32{1, 2} {
+		must(t, r.Next())
+		eq(t, get[int32](t)(r.ReadInt32()), v)
+		_, err := r.ReadInt32()
+		wantErr(t, err, ErrShortMessage)
+	}
+	must(t, r.Next())
+	eq(t, get[int32](t)(r.ReadInt32()), 3)
+	must(t, r.Finish())
+	eq(t, r.Next(), io.EOF)
+}
+
 func TestSinkErrorIsSticky(t *testing.T) {
 	boom := errors.New("connection reset")
 	sink := &memSink{err: boom}

@@ -101,6 +101,9 @@ func FuzzReader(f *testing.F) {
 		f.Add(s, []byte{3, 8, 7, 10, 11, 15})
 	}
 	f.Add([]byte{}, []byte{})
+	// msgpack objects announcing costly elements in few bytes.
+	f.Add(msgpackPacket(mpRepeat(1024, 0xc0)), []byte{13, 0, 10, 0})
+	f.Add(msgpackPacket(mpRepeat(300, 0x81, 0xa0, 0x80)), []byte{10, 0, 13, 0})
 	f.Fuzz(func(t *testing.T, data, ops []byte) {
 		r := NewReader(KindObject, bytes.NewReader(data), fuzzReaderOpts...)
 		for range 8 {
@@ -129,17 +132,29 @@ func FuzzCheckMsgpack(f *testing.F) {
 		}
 		f.Add(b)
 	}
+	// Seeds that announce far more than they hold in bytes: rejected by the
+	// memory budget for the costlier destinations.
+	f.Add(append([]byte{0xdc, 0x10, 0x00}, bytes.Repeat([]byte{0xc0}, 0x1000)...))
+	f.Add(append([]byte{0xdc, 0x04, 0x00}, bytes.Repeat([]byte{0x81, 0xa0, 0x80}, 0x400)...))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if checkMsgpack(data, 64) != nil {
+		if _, err := checkMsgpack(data, 64, nil, 0); err != nil {
 			return
 		}
-		// What passes the check must be safe to hand to the decoder.
-		var v any
-		_ = decodeSafely(msgpack.NewDecoder(bytes.NewReader(data)), &v)
-		var p point
-		_ = decodeSafely(msgpack.NewDecoder(bytes.NewReader(data)), &p)
-		var s []point
-		_ = decodeSafely(msgpack.NewDecoder(bytes.NewReader(data)), &s)
+		// What passes the check must be safe to hand to the decoder, and
+		// the estimate must hold.
+		for _, ptr := range []any{new(any), new(point), new([]point), new([]bigElem), new(map[string][]int64)} {
+			est, err := checkMsgpack(data, 64, costFor(ptr), 1<<20)
+			if err != nil {
+				if !errors.Is(err, ErrTooLarge) {
+					t.Fatalf("%T: the budget check failed with %v", ptr, err)
+				}
+				continue
+			}
+			_ = decodeSafely(msgpack.NewDecoder(bytes.NewReader(data)), ptr)
+			if est > 1<<20 {
+				t.Fatalf("%T: an estimate of %d passed a budget of %d", ptr, est, 1<<20)
+			}
+		}
 	})
 }
 
@@ -250,31 +265,37 @@ func TestRoundTripProperty(t *testing.T) {
 	}
 }
 
+// checkWellFormed runs checkMsgpack without a memory budget.
+func checkWellFormed(b []byte, maxDepth int) error {
+	_, err := checkMsgpack(b, maxDepth, nil, 0)
+	return err
+}
+
 func TestCheckMsgpack(t *testing.T) {
 	values := []any{nil, true, -1, 300, -70000, uint64(1 << 60), 1.5, float32(2), "", "str",
 		[]byte{1, 2}, []any{}, map[string]any{"a": []any{1, "x", nil}}, point{Tags: []string{"t"}, Next: &point{}}}
 	for _, v := range values {
 		b, err := msgpack.Marshal(v)
 		must(t, err)
-		if err := checkMsgpack(b, 8); err != nil {
+		if err := checkWellFormed(b, 8); err != nil {
 			t.Fatalf("%#v (% x): %v", v, b, err)
 		}
 		for i := range b { // every truncation is rejected
-			if checkMsgpack(b[:i], 8) == nil {
+			if checkWellFormed(b[:i], 8) == nil {
 				t.Fatalf("%#v truncated to %d bytes passed", v, i)
 			}
 		}
 	}
 	nested := func(depth int) []byte { return append(bytes.Repeat([]byte{0x91}, depth), 0xc0) }
-	must(t, checkMsgpack(nested(7), 8)) // 7 containers: 8 levels with the outermost value
-	wantErr(t, checkMsgpack(nested(8), 8), ErrTooLarge, "deeper than 8")
+	must(t, checkWellFormed(nested(7), 8)) // 7 containers: 8 levels with the outermost value
+	wantErr(t, checkWellFormed(nested(8), 8), ErrTooLarge, "deeper than 8")
 	for i, ext := range [][]byte{
 		{0xd4, 1, 0}, {0xd8, 1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15},
 		{0xc7, 2, 5, 0, 0}, {0xc8, 0, 1, 5, 0}, {0xc9, 0, 0, 0, 0, 5}, {0xde, 0, 1, 0xc0, 0xc0},
 	} {
-		if err := checkMsgpack(ext, 8); err != nil {
+		if err := checkWellFormed(ext, 8); err != nil {
 			t.Fatalf("case %d (% x): %v", i, ext, err)
 		}
 	}
-	wantErr(t, checkMsgpack([]byte{0xdf, 0, 0, 0, 2, 1, 2, 3}, 8), ErrCorrupt, "announces 4 items")
+	wantErr(t, checkWellFormed([]byte{0xdf, 0, 0, 0, 2, 1, 2, 3}, 8), ErrCorrupt, "announces 4 items")
 }

@@ -49,10 +49,11 @@ type writerConfig struct {
 }
 
 type readerConfig struct {
-	maxPacket      int
-	maxMessage     int64
-	maxObjectDepth int
-	log            *zap.Logger
+	maxPacket       int
+	maxMessage      int64
+	maxObjectDepth  int
+	maxObjectMemory int64 // 0: maxMessage
+	log             *zap.Logger
 }
 
 func defaultWriterConfig() writerConfig {
@@ -154,8 +155,9 @@ func WithReaderMaxPacketSize(n int) ReaderOption {
 
 // WithReaderMaxMessageSize sets the largest message, in wire bytes with
 // headers, the Reader accepts (default 1 GiB). It also bounds what a
-// ReadObject or ReadString call may allocate. Zero or a negative value
-// keeps the default: a Reader of network bytes always has a limit.
+// ReadObject or ReadString call may allocate (for a msgpack-encoded object,
+// unless WithReaderMaxObjectMemory sets another bound). Zero or a negative
+// value keeps the default: a Reader of network bytes always has a limit.
 func WithReaderMaxMessageSize(n int64) ReaderOption {
 	return readerOptionFunc(func(c *readerConfig) { c.maxMessage = n })
 }
@@ -165,6 +167,26 @@ func WithReaderMaxMessageSize(n int64) ReaderOption {
 // before decoding, so hostile input cannot exhaust the stack.
 func WithReaderMaxObjectDepth(n int) ReaderOption {
 	return readerOptionFunc(func(c *readerConfig) { c.maxObjectDepth = n })
+}
+
+// WithReaderMaxObjectMemory bounds what decoding one msgpack-encoded object
+// (ReadObject of a value that is not a string, primitive or primitive
+// slice) may allocate. The msgpack decoder allocates the announced length
+// of every slice and map up front, so a few bytes per element on the wire
+// can cost hundreds or thousands of bytes each in the destination. Before
+// decoding, the Reader estimates an upper bound of that allocation from the
+// destination's type (the largest slice element, map entry and pointee
+// reachable from it; msgpack's generic types for interfaces) and the
+// counts the msgpack bytes announce, and rejects an object over the bound
+// with ErrTooLarge, skipping it. The estimate errs high, in the tests up to
+// a few times the real allocation (more for map keys that name no field),
+// so raise the bound for objects that legitimately grow a lot when decoded.
+// The default, and what zero or a negative value keeps, is the maximum
+// message size (WithReaderMaxMessageSize).
+// Custom decoders (msgpack.CustomDecoder, msgpack.Unmarshaler) are costed as
+// if they decoded generic values; what they allocate themselves is theirs.
+func WithReaderMaxObjectMemory(n int64) ReaderOption {
+	return readerOptionFunc(func(c *readerConfig) { c.maxObjectMemory = n })
 }
 
 // normalize clamps out-of-range settings, logging each change.
@@ -206,5 +228,8 @@ func (c *readerConfig) normalize() {
 	}
 	if c.maxObjectDepth < 1 {
 		c.maxObjectDepth = 1
+	}
+	if c.maxObjectMemory <= 0 {
+		c.maxObjectMemory = c.maxMessage
 	}
 }

@@ -33,8 +33,11 @@ func TestOptionsAreClamped(t *testing.T) {
 	eq(t, r.cfg.maxPacket, minPacketSize)
 	eq(t, r.cfg.maxMessage, DefaultMaxMessageSize)
 	eq(t, r.cfg.maxObjectDepth, 1)
+	eq(t, r.cfg.maxObjectMemory, DefaultMaxMessageSize) // follows the message limit
 	eq(t, r.Kind(), KindObject)
 	eq(t, NewReader(KindData, bytes.NewReader(nil), WithReaderMaxMessageSize(8)).cfg.maxMessage, HeaderSize)
+	eq(t, NewReader(KindData, bytes.NewReader(nil), WithReaderMaxMessageSize(1<<20)).cfg.maxObjectMemory, 1<<20)
+	eq(t, NewReader(KindData, bytes.NewReader(nil), WithReaderMaxObjectMemory(5)).cfg.maxObjectMemory, 5)
 	wantErr(t, NewReader(KindData, nil).Next(), ErrUnsupported, "no source")
 	_ = WithLogger(nil) // keeps the no-op logger
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 
 	"github.com/vmihailenco/msgpack/v5"
 	"go.uber.org/zap"
@@ -60,10 +61,14 @@ type Reader struct {
 	obj  []byte  // msgpack bytes of an object being read
 	objR bytes.Reader
 	dec  *msgpack.Decoder
+
+	costType reflect.Type // the destination type of the last msgpack object
+	cost     *objCost     // and its allocation costs
 }
 
 // NewReader returns a Reader of the given kind over r. Options set the
-// packet and message limits, the object depth limit and the logger.
+// packet and message limits, the object depth and memory limits and the
+// logger.
 func NewReader(kind Kind, r io.Reader, opts ...ReaderOption) *Reader {
 	cfg := defaultReaderConfig()
 	for _, o := range opts {

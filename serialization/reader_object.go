@@ -63,7 +63,11 @@ func regElem[T Primitive](c elemCode) {
 // reused (never written beyond its length), otherwise a new slice is
 // allocated as the data arrives, bounded by the rest of the message. Other
 // objects are decoded with msgpack into whatever ptr points to, after their
-// bytes have been checked for well-formedness and nesting depth. A
+// bytes have been checked for well-formedness and nesting depth, and for
+// what decoding them into ptr's type could allocate: an object whose
+// announced arrays and maps could make the decoder allocate more than
+// WithReaderMaxObjectMemory gets an error wrapping ErrTooLarge and is
+// skipped, without being decoded. A
 // destination that does not fit gets an error wrapping ErrTypeMismatch that
 // names both types, and the object is skipped. Only KindObject allows it.
 func (r *Reader) ReadObject(ptr any) error {
@@ -239,7 +243,9 @@ func (r *Reader) skipObject(tag byte) error {
 }
 
 // readMsgpack reads the length-prefixed msgpack bytes of an object, checks
-// them, and decodes them into ptr.
+// them (well-formedness, depth, and what decoding them into ptr could
+// allocate), and decodes them into ptr. An object that fails the check has
+// been consumed: the message goes on after it.
 func (r *Reader) readMsgpack(ptr any) error {
 	n, err := r.readLen("msgpack object length", false)
 	if err != nil {
@@ -253,9 +259,10 @@ func (r *Reader) readMsgpack(ptr any) error {
 	defer func() {
 		if cap(r.obj) > maxRetainBuf {
 			r.obj = nil
+			r.dec = nil // its read buffer may have grown as large
 		}
 	}()
-	if err := checkMsgpack(b, r.cfg.maxObjectDepth); err != nil {
+	if _, err := checkMsgpack(b, r.cfg.maxObjectDepth, r.costFor(ptr), r.cfg.maxObjectMemory); err != nil {
 		return err
 	}
 	if r.dec == nil {
@@ -267,6 +274,21 @@ func (r *Reader) readMsgpack(ptr any) error {
 		return fmt.Errorf("%w: decoding a msgpack object into %T: %w", ErrTypeMismatch, ptr, err)
 	}
 	return nil
+}
+
+// costFor returns the allocation costs of decoding into ptr, remembering
+// the last destination type: a receiver usually reads one type again and
+// again. A pointer to an interface is costed by its content each time.
+func (r *Reader) costFor(ptr any) *objCost {
+	t := reflect.TypeOf(ptr)
+	if t == r.costType {
+		return r.cost
+	}
+	c := costFor(ptr)
+	if t.Elem().Kind() != reflect.Interface {
+		r.costType, r.cost = t, c
+	}
+	return c
 }
 
 // decodeSafely runs the msgpack decoder, turning a panic inside it (or in a

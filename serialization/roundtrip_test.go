@@ -1,6 +1,7 @@
 package serialization
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"reflect"
@@ -256,6 +257,39 @@ func TestBulkPartialReads(t *testing.T) {
 					t.Fatal("float64 bulk differs")
 				}
 			})
+		})
+	}
+}
+
+func TestBulkPartialReadsWithRowsAndSmallPackets(t *testing.T) {
+	// Reads of uneven sizes share bulk bodies in every byte order, and a
+	// 2-D slice whose rows are small and bulk alike reads back after them.
+	for _, o := range orders {
+		t.Run(o.name, func(t *testing.T) {
+			src := make([]int16, 10007)
+			for i := range src {
+				src[i] = int16(i*7 + 1)
+			}
+			sink := &memSink{}
+			w := NewWriter(KindData, sink, WithByteOrder(o.order), WithBulkThreshold(64), WithMaxPacketSize(256))
+			must(t, w.WriteArray(src))
+			must(t, w.WriteArray([][]int16{src[:3], nil, src[:5000], src[:1]}))
+			must(t, w.WriteInt16(99))
+			get[int64](t)(w.Finish())
+			r := NewReader(KindData, bytes.NewReader(sink.bytes()), WithReaderMaxPacketSize(256))
+			must(t, r.Next())
+			got := make([]int16, 0, len(src))
+			for _, k := range []int{1, 3, 999, 5000, 4004} {
+				d := make([]int16, k)
+				must(t, r.ReadArray(d))
+				got = append(got, d...)
+			}
+			eqDeep(t, got, src)
+			rows := [][]int16{make([]int16, 3), {}, make([]int16, 5000), make([]int16, 1)}
+			must(t, r.ReadArray(rows))
+			eqDeep(t, rows, [][]int16{src[:3], {}, src[:5000], src[:1]})
+			eq(t, get[int16](t)(r.ReadInt16()), 99)
+			must(t, r.Finish())
 		})
 	}
 }

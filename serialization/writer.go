@@ -32,6 +32,7 @@ type Writer struct {
 	finished   bool  // Finish has run; the next write starts a message
 	pendingMsg bool  // pending holds packets of the current message
 	sentAny    bool  // packets of the current message reached the Sink
+	endOwed    bool  // pending starts with the End of an abandoned message
 	err        error // sticky Sink error
 
 	pending   net.Buffers
@@ -87,9 +88,12 @@ func (w *Writer) Count() int64 { return w.sealed + int64(w.body) }
 // handed to the Sink and clears a sticky error. If packets of an unfinished
 // message were already sent, an empty End packet is queued ahead of the next
 // message so that the receiver sees the abandoned message end (short) rather
-// than run into the next one.
+// than run into the next one. Further Resets before that End is sent keep it
+// queued, exactly once.
 func (w *Writer) Reset() {
-	abandoned := !w.finished && w.sentAny && w.err == nil
+	// An End queued by an earlier Reset and not yet sent is still owed: the
+	// abandoned message is open at the receiver.
+	abandoned := ((!w.finished && w.sentAny) || w.endOwed) && w.err == nil
 	w.dropPending()
 	w.cur.reset()
 	w.body = 0
@@ -98,6 +102,7 @@ func (w *Writer) Reset() {
 	w.pendingMsg = false
 	w.sentAny = false
 	w.err = w.cfgErr
+	w.endOwed = abandoned
 	if abandoned {
 		w.pending = append(w.pending, w.endHdr[:])
 	}

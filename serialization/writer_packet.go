@@ -103,6 +103,7 @@ func (w *Writer) send() error {
 		w.sentAny = true
 	}
 	err := w.sink.WritePacket(w.pending)
+	w.endOwed = false // sent, or the connection failed: either way not owed
 	w.dropPending()
 	if err != nil {
 		return w.fail(fmt.Errorf("serialization: sending packets: %w", err))
