@@ -150,6 +150,11 @@ var _ = register(&testCase{
 				t.Errorf("message %d from %v", i, m.Origin())
 			}
 		}
+		// The first sender has said goodbye (its Close returned) before the second
+		// one tries: the port must take the second at once.
+		if err := waitSignal(e, "closed"); err != nil {
+			t.Fatal(err)
+		}
 		if err := e.Ibis.Registry().Signal(e.Ctx, "go", e.Children[1]); err != nil {
 			t.Fatal(err)
 		}
@@ -204,6 +209,12 @@ var _ = register(&testCase{
 				return err
 			}
 		}
-		return sp.Close()
+		if err := sp.Close(); err != nil {
+			return err
+		}
+		if e.Index == 0 {
+			return e.Ibis.Registry().Signal(e.Ctx, "closed", e.Parent)
+		}
+		return nil
 	},
 })

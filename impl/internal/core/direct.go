@@ -142,14 +142,19 @@ func (p *ReceivePort) readDirect(ctx context.Context, ic *inConn) (*readMessage,
 	return m, nil
 }
 
-// probeWait bounds how long a probe waits for bytes that are on their way. A probe that
-// sees nothing in time leaves the connection in place; it never decides wrongly.
-const probeWait = time.Millisecond
+// probeWait bounds how long a probe waits for bytes that are on their way, and
+// probeBusyWait how long a new sender's request waits for a Receive in progress to
+// retire the old sender. Neither decides wrongly when it runs out: the old connection
+// is then taken to be alive, and the new sender is told the port is taken.
+const (
+	probeWait     = time.Millisecond
+	probeBusyWait = 20 * time.Millisecond
+)
 
 // probeDirect answers, for a new sender, whether the port's direct connection has
 // ended while nobody was receiving (a direct connection is only read by Receive). It
-// returns false when it cannot tell because a Receive is in progress: that Receive will
-// see the end itself, so the new sender is told to retry.
+// returns false when it cannot tell because a Receive is in progress (or a message is
+// live): that Receive sees the end itself, and accept waits a little for it.
 func (p *ReceivePort) probeDirect() (decided bool) {
 	select {
 	case p.token <- struct{}{}:
@@ -176,4 +181,21 @@ func (p *ReceivePort) probeDirect() (decided bool) {
 		p.directEnded(ic, err)
 	}
 	return true
+}
+
+// awaitDirectEnd waits up to d for the port's direct connection to end.
+func (p *ReceivePort) awaitDirectEnd(d time.Duration) {
+	p.mu.Lock()
+	ic := p.directConn
+	p.mu.Unlock()
+	if ic == nil {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ic.direct.ended:
+	case <-t.C:
+	case <-p.closed:
+	}
 }

@@ -66,6 +66,11 @@ func (q *eventQueue) pump() {
 				return
 			}
 		}
+		select {
+		case <-q.stop: // closed: what is still queued is dropped with the instance
+			return
+		default:
+		}
 		if q.handler != nil {
 			q.in.callback(func() { q.handler(e) })
 			continue

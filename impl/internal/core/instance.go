@@ -35,11 +35,12 @@ type Instance struct {
 	recvPorts map[string]*ReceivePort
 	nextSend  int
 
-	wg        sync.WaitGroup
-	done      chan struct{}
-	closed    atomic.Bool
-	closeOnce sync.Once
-	closeErr  error
+	wg       sync.WaitGroup
+	done     chan struct{}
+	closed   atomic.Bool
+	closing  atomic.Bool   // the first Close has begun
+	finished chan struct{} // closed when that Close's work, waits included, is done
+	closeErr error         // written before finished is closed
 }
 
 var _ ipl.Ibis = (*Instance)(nil)
@@ -56,6 +57,7 @@ func Open(ctx context.Context, cfg *ipl.Config, impl string, tr Transport) (*Ins
 		sendPorts: map[string]*SendPort{},
 		recvPorts: map[string]*ReceivePort{},
 		done:      make(chan struct{}),
+		finished:  make(chan struct{}),
 	}
 	if in.log == nil {
 		in.log = zap.NewNop()
@@ -315,50 +317,62 @@ func (in *Instance) peerGone(id ipl.IbisIdentifier, how registry.EventType) {
 // of that but does not wait for the goroutines that run callbacks: they end as soon as
 // the callbacks return.
 func (in *Instance) Close() error {
-	in.closeOnce.Do(func() {
-		sps, rps := in.ports(true)
-		var errs []error
-		for _, sp := range sps {
-			if err := sp.Close(); err != nil && !errors.Is(err, ipl.ErrClosed) {
-				errs = append(errs, err)
-			}
-		}
-		for _, rp := range rps {
-			_ = rp.Close()
-		}
-		if err := in.reg.Close(); err != nil {
-			in.log.Debug("leaving pool", zap.Error(err))
-		}
-		close(in.done)
-		finish := func() error {
-			var errs []error
-			if err := in.tr.Close(); err != nil {
-				errs = append(errs, err)
-			}
-			in.wg.Wait()
-			in.events.close(true)
-			in.notes.close(true)
-			if in.embedded != nil {
-				if err := in.embedded.Close(); err != nil {
-					errs = append(errs, err)
-				}
-			}
-			return errors.Join(errs...)
-		}
+	if !in.closing.CompareAndSwap(false, true) {
+		// Another Close is under way. From inside a callback (or while one runs) this
+		// Close must not wait: the first may be waiting for that very callback.
 		if in.cb.running.Load() > 0 {
-			// Possibly inside a callback on a goroutine that the waits below would wait
-			// for: stop the pumps without waiting and finish in the background.
-			in.events.close(false)
-			in.notes.close(false)
-			go func() {
-				if err := finish(); err != nil {
-					in.log.Debug("closing", zap.Error(err))
-				}
-			}()
-		} else if err := finish(); err != nil {
+			return nil
+		}
+		<-in.finished
+		return in.closeErr
+	}
+	sps, rps := in.ports(true)
+	var errs []error
+	for _, sp := range sps {
+		if err := sp.Close(); err != nil && !errors.Is(err, ipl.ErrClosed) {
 			errs = append(errs, err)
 		}
+	}
+	for _, rp := range rps {
+		_ = rp.Close()
+	}
+	if err := in.reg.Close(); err != nil {
+		in.log.Debug("leaving pool", zap.Error(err))
+	}
+	close(in.done)
+	finish := func() error {
+		var errs []error
+		if err := in.tr.Close(); err != nil {
+			errs = append(errs, err)
+		}
+		in.wg.Wait()
+		in.events.close(true)
+		in.notes.close(true)
+		if in.embedded != nil {
+			if err := in.embedded.Close(); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		return errors.Join(errs...)
+	}
+	if in.cb.running.Load() > 0 {
+		// Possibly inside a callback on a goroutine that the waits below would wait
+		// for: stop the pumps without waiting and finish in the background.
+		in.events.close(false)
+		in.notes.close(false)
 		in.closeErr = errors.Join(errs...)
-	})
+		go func() {
+			if err := finish(); err != nil {
+				in.log.Debug("closing", zap.Error(err))
+			}
+			close(in.finished)
+		}()
+		return in.closeErr
+	}
+	if err := finish(); err != nil {
+		errs = append(errs, err)
+	}
+	in.closeErr = errors.Join(errs...)
+	close(in.finished)
 	return in.closeErr
 }

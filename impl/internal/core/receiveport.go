@@ -117,14 +117,9 @@ func (p *ReceivePort) accept(req *Request, conn InConn) (*Reply, *Acceptance) {
 			strings.Join(onlyS, ", "), p.id, strings.Join(onlyR, ", "))}, nil
 	}
 	if p.direct && !p.probeDirect() {
-		p.mu.Lock()
-		busy := len(p.conns) > 0
-		p.mu.Unlock()
-		if busy {
-			// A Receive is reading the sender that is there; it may be reading that
-			// sender's goodbye right now. Let the new sender try again.
-			return &Reply{Code: ReplyDisabled, Detail: fmt.Sprintf("one-to-one receive port %s is busy with its sender", p.id)}, nil
-		}
+		// A Receive is reading the sender that is there (or a message of it is live);
+		// it may be reading that sender's goodbye right now: give it a moment.
+		p.awaitDirectEnd(probeBusyWait)
 	}
 	p.mu.Lock()
 	enabled := p.enabled

@@ -266,15 +266,6 @@ func (oc *outConn) closeClean() error {
 // message's last write does not count against the message. Only when no connection is
 // left does WritePacket fail, which makes the message fail.
 func (sp *SendPort) WritePacket(bufs net.Buffers) error {
-	if len(sp.msgConns) == 0 {
-		sp.mu.Lock()
-		closed := sp.closed
-		sp.mu.Unlock()
-		if closed {
-			return fmt.Errorf("send port %s: %w", sp.id, ipl.ErrClosed)
-		}
-		return fmt.Errorf("send port %s: %w: no connection left", sp.id, ipl.ErrConnectionLost)
-	}
 	alive := 0
 	var errs []error
 	for i, oc := range sp.msgConns {
@@ -489,11 +480,12 @@ func (sp *SendPort) Close() error {
 		}
 		oc.mu.Lock()
 		oc.gone = true
+		oc.why = fmt.Errorf("%w: send port %s was closed while this message was live", ipl.ErrClosed, sp.id)
 		oc.mu.Unlock()
 		_ = oc.c.Close()
 	}
 	if !clean {
-		errs = append(errs, fmt.Errorf("close %s: a message was still live; its connections were cut", sp.id))
+		errs = append(errs, fmt.Errorf("close %s: %w: a message was still live after %v; its connections were cut", sp.id, ipl.ErrConnectionLost, closeGrace))
 	}
 	return errors.Join(errs...)
 }
