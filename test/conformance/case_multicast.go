@@ -10,16 +10,8 @@ var _ = register(&testCase{
 	children: 3,
 	parent: func(e *Env) {
 		t := e.T
-		sp, err := e.Ibis.CreateSendPort(OneToMany, "mc")
-		if err != nil {
-			t.Fatal(err)
-		}
+		sp := multicastSender(e)
 		defer sp.Close()
-		for _, c := range e.Children {
-			if err := sp.Connect(e.Ctx, c, "mc"); err != nil {
-				t.Fatalf("connect to %v: %v", c, err)
-			}
-		}
 		if got := len(sp.ConnectedTo()); got != len(e.Children) {
 			t.Fatalf("ConnectedTo has %d ports, want %d", got, len(e.Children))
 		}

@@ -85,3 +85,21 @@ func isChild(e *Env, id ipl.IbisIdentifier) bool {
 	}
 	return false
 }
+
+// multicastSender makes the parent's one-to-many port "mc" and connects it to the port
+// "mc" of every child.
+func multicastSender(e *Env) ipl.SendPort {
+	t := e.T
+	t.Helper()
+	sp, err := e.Ibis.CreateSendPort(OneToMany, "mc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range e.Children {
+		if err := sp.Connect(e.Ctx, c, "mc"); err != nil {
+			_ = sp.Close()
+			t.Fatalf("connect to %v: %v", c, err)
+		}
+	}
+	return sp
+}
