@@ -27,7 +27,7 @@ var _ = register(&testCase{
 		// connect keeps getting "no such port" until its time is up.
 		sp, _ := e.Ibis.CreateSendPort(Upcalls, "")
 		defer sp.Close()
-		ctx, cancel := context.WithTimeout(e.Ctx, 500*time.Millisecond)
+		ctx, cancel := context.WithTimeout(e.Ctx, time.Second)
 		err := sp.Connect(ctx, child, "selfclose")
 		cancel()
 		if !errors.Is(err, ipl.ErrNoSuchPort) {

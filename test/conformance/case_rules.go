@@ -39,7 +39,7 @@ var _ = register(&testCase{
 				}
 			}
 		}
-		short := func() (context.Context, context.CancelFunc) { return context.WithTimeout(e.Ctx, 300*time.Millisecond) }
+		short := func() (context.Context, context.CancelFunc) { return context.WithTimeout(e.Ctx, time.Second) }
 
 		// The child's ports exist once it signals "ready".
 		if err := waitSignal(e, "ready"); err != nil {
