@@ -294,6 +294,9 @@ func (sp *SendPort) WritePacket(bufs net.Buffers) error {
 	clear(sp.scratch)
 	sp.msgLost = errors.Join(sp.msgLost, errors.Join(errs...))
 	if alive == 0 {
+		if len(errs) == 0 { // every connection had already missed part of the message
+			return fmt.Errorf("send port %s: %w: no connection left", sp.id, ipl.ErrConnectionLost)
+		}
 		return errors.Join(errs...)
 	}
 	return nil
