@@ -87,6 +87,9 @@ func (p *ReceivePort) receiveDirect(ctx context.Context) (*readMessage, error) {
 			select {
 			case <-p.connArrived:
 				continue
+			case m := <-p.ready:
+				// A connection the transport cannot read directly delivers the usual way.
+				return m, nil
 			case <-ctx.Done():
 				return nil, ctxError(ctx, p.what("receive"))
 			case <-p.closed:
