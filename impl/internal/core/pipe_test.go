@@ -1,0 +1,132 @@
+package core
+
+import (
+	"bufio"
+	"context"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+	"go.uber.org/zap"
+
+	"github.com/ibisgo/ibis/ipl"
+)
+
+// pipeTransport is an in-memory transport whose incoming connections cannot take read
+// deadlines: ports that would read their connection directly must fall back to the
+// reader goroutine. It shows that the core works with any transport, not only tcp.
+type pipeTransport struct {
+	mu   sync.Mutex
+	acc  Acceptor
+	wg   sync.WaitGroup
+	open []net.Conn
+}
+
+type plainIn struct{ c net.Conn }
+
+func (p plainIn) Close() error { return p.c.Close() }
+
+type pipeOut struct{ c net.Conn }
+
+func (p pipeOut) WritePacket(b net.Buffers) error { _, err := b.WriteTo(p.c); return err }
+func (p pipeOut) Close() error                    { return p.c.Close() }
+
+func (t *pipeTransport) Start(acc Acceptor) (string, error) {
+	t.acc = acc
+	return "pipe", nil
+}
+
+func (t *pipeTransport) Dial(ctx context.Context, _ string, req *Request, lost func(error)) (OutConn, *Reply, error) {
+	client, server := net.Pipe()
+	t.mu.Lock()
+	t.open = append(t.open, client, server)
+	t.mu.Unlock()
+	t.wg.Add(1)
+	go func() {
+		defer t.wg.Done()
+		defer server.Close()
+		br := bufio.NewReader(server)
+		r, err := ReadRequest(br)
+		if err != nil {
+			return
+		}
+		rep, a := t.acc.Accept(r, plainIn{server})
+		if err := WriteReply(server, rep); err != nil || a == nil {
+			if a != nil {
+				a.Abort(err)
+			}
+			return
+		}
+		a.Serve(br)
+	}()
+	if err := WriteRequest(client, req); err != nil {
+		return nil, nil, err
+	}
+	rep, err := ReadReply(client)
+	if err != nil || rep.Code != ReplyAccepted {
+		_ = client.Close()
+		return nil, rep, err
+	}
+	return pipeOut{client}, rep, nil
+}
+
+func (t *pipeTransport) Close() error {
+	t.mu.Lock()
+	for _, c := range t.open {
+		_ = c.Close()
+	}
+	t.mu.Unlock()
+	t.wg.Wait()
+	return nil
+}
+
+func TestDirectPortOverTransportWithoutDeadlines(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	pt := ipl.MustPortType(ipl.ConnectionOneToOne, ipl.SerializationData, ipl.ReceiveExplicit,
+		ipl.CommunicationReliable, ipl.CommunicationFIFO)
+	cfg := &ipl.Config{Pool: "pipe", PortTypes: []ipl.PortType{pt}, Logger: zap.NewNop(),
+		ListenHost: "127.0.0.1", ConnectTimeout: 10 * time.Second, MaxMessageSize: 1 << 20}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	in, err := Open(ctx, cfg, "pipe", &pipeTransport{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	rp, err := in.CreateReceivePort(pt, "in")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp, err := in.CreateSendPort(pt, "out")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sp.Connect(ctx, in.Identifier(), "in"); err != nil {
+		t.Fatal(err)
+	}
+	for i := range int64(50) {
+		w, err := sp.NewMessage(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() {
+			_ = w.WriteInt64(i)
+			_, err := w.Finish()
+			done <- err
+		}()
+		m, err := rp.Receive(ctx)
+		if err != nil {
+			t.Fatalf("message %d: %v", i, err)
+		}
+		v, err := m.ReadInt64()
+		if _, ferr := m.Finish(); err != nil || ferr != nil || v != i {
+			t.Fatalf("message %d: got %d, %v, %v", i, v, err, ferr)
+		}
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
