@@ -3,6 +3,7 @@ package ipl
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"go.uber.org/zap"
 )
@@ -38,7 +39,7 @@ func New(ctx context.Context, opts ...Option) (Ibis, error) {
 			return nil, fmt.Errorf("%w: port type %d is the zero PortType; make it with NewPortType", ErrInvalidPortType, i)
 		}
 	}
-	if cfg.PoolSize > 0 && !contains(cfg.Capabilities, ClosedWorld) {
+	if cfg.PoolSize > 0 && !slices.Contains(cfg.Capabilities, ClosedWorld) {
 		cfg.Capabilities = append(cfg.Capabilities, ClosedWorld)
 	}
 	e, err := choose(cfg)
@@ -56,13 +57,4 @@ func New(ctx context.Context, opts ...Option) (Ibis, error) {
 		return nil, fmt.Errorf("ipl: starting %s: %w", e.name, err)
 	}
 	return ib, nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

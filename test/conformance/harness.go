@@ -59,8 +59,6 @@ type testCase struct {
 	children int
 	parent   func(e *Env)
 	child    func(e *Env) error
-	// closedWorld makes the pool wait until every child joined before the parts run.
-	noWait bool
 }
 
 var (
@@ -131,13 +129,11 @@ func RunChild() int {
 		return 1
 	}
 	e := &Env{Ctx: ctx, Ibis: ib, Index: idx, Parent: parent}
-	if !tc.noWait {
-		if err := ib.Registry().WaitUntilPoolClosed(ctx); err != nil {
-			fmt.Fprintf(os.Stderr, "child %d: waiting for the pool: %v\n", idx, err)
-			return 1
-		}
-		e.Children = childrenOf(ib)
+	if err := ib.Registry().WaitUntilPoolClosed(ctx); err != nil {
+		fmt.Fprintf(os.Stderr, "child %d: waiting for the pool: %v\n", idx, err)
+		return 1
 	}
+	e.Children = childrenOf(ib)
 	if err := tc.child(e); err != nil {
 		fmt.Fprintf(os.Stderr, "child %d of %s: %v\n", idx, name, err)
 		return 1
@@ -212,12 +208,10 @@ func runCase(t *testing.T, opts Options, tc *testCase) {
 		}
 	}()
 	e := &Env{Ctx: ctx, Ibis: ib, Index: -1, Parent: ib.Identifier(), T: t, kids: kids}
-	if !tc.noWait {
-		if err := ib.Registry().WaitUntilPoolClosed(ctx); err != nil {
-			t.Fatalf("waiting for the children to join: %v", err)
-		}
-		e.Children = childrenOf(ib)
+	if err := ib.Registry().WaitUntilPoolClosed(ctx); err != nil {
+		t.Fatalf("waiting for the children to join: %v", err)
 	}
+	e.Children = childrenOf(ib)
 	tc.parent(e)
 	for i, c := range kids {
 		if c.killed {

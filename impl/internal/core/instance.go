@@ -121,12 +121,6 @@ func (in *Instance) Implementation() string { return in.impl }
 // Registry gives access to pool-wide services.
 func (in *Instance) Registry() ipl.Registry { return registryView{in} }
 
-// Config returns the instance's configuration, for the transport's use.
-func (in *Instance) Config() *ipl.Config { return in.cfg }
-
-// Logger returns the instance's logger, for the transport's use.
-func (in *Instance) Logger() *zap.Logger { return in.log }
-
 // Done is closed when the instance has ended.
 func (in *Instance) Done() <-chan struct{} { return in.done }
 
@@ -298,16 +292,15 @@ func (in *Instance) ports(closing bool) ([]*SendPort, []*ReceivePort) {
 	return sps, rps
 }
 
-// peerGone breaks every connection to an instance that died or left, so that nobody
-// waits on a peer that is not there.
+// peerGone cuts every outgoing connection to an instance that died, so that no send
+// waits on a peer that is not there. Incoming connections are left alone: the kernel
+// ends them once what the dead peer sent has been read, so nothing it sent before
+// dying is thrown away.
 func (in *Instance) peerGone(id ipl.IbisIdentifier, how registry.EventType) {
-	sps, rps := in.ports(false)
+	sps, _ := in.ports(false)
 	cause := fmt.Errorf("%w: %s %s", ipl.ErrConnectionLost, id, how)
 	for _, sp := range sps {
 		sp.peerGone(id, cause)
-	}
-	for _, rp := range rps {
-		rp.peerGone(id, cause)
 	}
 }
 

@@ -246,11 +246,6 @@ func (p *ReceivePort) connEnded(ic *inConn, err error) {
 	}
 }
 
-// peerGone is a hook for registry death notices. Receiving connections are not cut:
-// the kernel ends them once what the dead peer sent has been read, so nothing it sent
-// before dying is thrown away.
-func (p *ReceivePort) peerGone(ipl.IbisIdentifier, error) {}
-
 // Receive waits for the next message.
 func (p *ReceivePort) Receive(ctx context.Context) (ipl.ReadMessage, error) {
 	if !p.explicit {

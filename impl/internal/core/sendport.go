@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -51,11 +52,13 @@ type SendPort struct {
 var _ ipl.SendPort = (*SendPort)(nil)
 
 type outConn struct {
-	sp   *SendPort
-	to   ipl.ReceivePortIdentifier
-	c    OutConn
-	mu   sync.Mutex
-	gone bool  // removed from the port, cleanly or not
+	sp *SendPort
+	to ipl.ReceivePortIdentifier
+	c  OutConn
+	mu sync.Mutex
+	// gone: removed from the port, cleanly or not. Written under mu (with why), read
+	// without it on the hot path: every packet checks it for every connection.
+	gone atomic.Bool
 	why  error // why it was removed, when it broke
 }
 
@@ -156,7 +159,7 @@ func (sp *SendPort) Connect(ctx context.Context, to ipl.IbisIdentifier, port str
 			sp.mu.Lock()
 			oc.mu.Lock()
 			oc.c = c
-			gone, closed := oc.gone, sp.closed
+			gone, closed := oc.gone.Load(), sp.closed
 			if !gone && !closed {
 				sp.conns = append(sp.conns, oc)
 			}
@@ -240,11 +243,11 @@ func (sp *SendPort) Disconnect(ctx context.Context, from ipl.ReceivePortIdentifi
 // closeClean sends the Close packet and closes; the send port has already dropped oc.
 func (oc *outConn) closeClean() error {
 	oc.mu.Lock()
-	if oc.gone {
+	if oc.gone.Load() {
 		oc.mu.Unlock()
 		return nil
 	}
-	oc.gone = true
+	oc.gone.Store(true)
 	oc.mu.Unlock()
 	t := time.AfterFunc(closeGrace, func() { _ = oc.c.Close() })
 	err := serialization.WriteClose(oc.c)
@@ -304,11 +307,11 @@ func (sp *SendPort) WritePacket(bufs net.Buffers) error {
 
 // lostErr returns why the connection was dropped, or nil while it lives.
 func (oc *outConn) lostErr() error {
-	oc.mu.Lock()
-	defer oc.mu.Unlock()
-	if !oc.gone {
+	if !oc.gone.Load() {
 		return nil
 	}
+	oc.mu.Lock()
+	defer oc.mu.Unlock()
 	if oc.why == nil {
 		return fmt.Errorf("%w: connection from %s to %s was closed", ipl.ErrConnectionLost, oc.sp.id, oc.to)
 	}
@@ -332,12 +335,12 @@ func (oc *outConn) broken(cause error) error {
 		err = fmt.Errorf("%w: %w", ipl.ErrConnectionLost, err)
 	}
 	oc.mu.Lock()
-	if oc.gone {
+	if oc.gone.Load() {
 		oc.mu.Unlock()
 		return err
 	}
-	oc.gone = true
 	oc.why = err
+	oc.gone.Store(true)
 	c := oc.c
 	oc.mu.Unlock()
 	if c != nil {
@@ -482,7 +485,7 @@ func (sp *SendPort) Close() error {
 			continue
 		}
 		oc.mu.Lock()
-		oc.gone = true
+		oc.gone.Store(true)
 		oc.why = fmt.Errorf("%w: send port %s was closed while this message was live", ipl.ErrClosed, sp.id)
 		oc.mu.Unlock()
 		_ = oc.c.Close()
