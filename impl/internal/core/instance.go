@@ -160,6 +160,11 @@ func (in *Instance) CreateSendPort(pt ipl.PortType, name string, opts ...ipl.Sen
 	if err := in.checkType(pt); err != nil {
 		return nil, err
 	}
+	if pc, ok := in.tr.(PortChecker); ok {
+		if err := pc.CheckSendPort(pt); err != nil {
+			return nil, fmt.Errorf("create send port: %w", err)
+		}
+	}
 	pc := ipl.ApplySendPortOptions(opts)
 	if pc.DisconnectHandler != nil && !pt.Has(ipl.ConnectionUpcalls) {
 		return nil, fmt.Errorf("%w: a disconnect handler needs %s in the port type", ipl.ErrUnsupported, ipl.ConnectionUpcalls)
@@ -193,6 +198,11 @@ func (in *Instance) CreateReceivePort(pt ipl.PortType, name string, opts ...ipl.
 	}
 	if name == "" {
 		return nil, errors.New("ipl: a receive port needs a name: senders connect to it by name")
+	}
+	if pc, ok := in.tr.(PortChecker); ok {
+		if err := pc.CheckReceivePort(pt); err != nil {
+			return nil, fmt.Errorf("create receive port %q: %w", name, err)
+		}
 	}
 	pc := ipl.ApplyReceivePortOptions(opts)
 	if pc.MessageHandler != nil && !pt.HasAny(ipl.ReceiveAutoUpcalls, ipl.ReceivePollUpcalls) {

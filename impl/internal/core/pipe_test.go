@@ -18,6 +18,9 @@ import (
 // deadlines: ports that would read their connection directly must fall back to the
 // reader goroutine. It shows that the core works with any transport, not only tcp.
 type pipeTransport struct {
+	// push, when set, feeds accepted connections into inboxes in chunks of at most
+	// push bytes, as an event loop would, instead of serving them with a reader.
+	push int
 	mu   sync.Mutex
 	acc  Acceptor
 	wg   sync.WaitGroup
@@ -59,7 +62,20 @@ func (t *pipeTransport) Dial(ctx context.Context, _ string, req *Request, lost f
 			}
 			return
 		}
-		a.Serve(br)
+		if t.push == 0 {
+			a.Serve(br)
+			return
+		}
+		ib := a.Inbox(nil)
+		buf := make([]byte, t.push)
+		for {
+			n, err := br.Read(buf)
+			ib.Push(buf[:n])
+			if err != nil {
+				ib.End(nil)
+				return
+			}
+		}
 	}()
 	if err := WriteRequest(client, req); err != nil {
 		return nil, nil, err

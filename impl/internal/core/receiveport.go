@@ -50,6 +50,8 @@ type ReceivePort struct {
 	direct      bool          // the type allows direct receipt (see direct.go)
 	directConn  *inConn       // the connection Receive reads itself (direct receipt)
 	connArrived chan struct{} // signals a new direct connection to a waiting Receive
+
+	push pushQueue // push-mode connections with something to read (see inbox.go)
 }
 
 var _ ipl.ReceivePort = (*ReceivePort)(nil)
@@ -62,6 +64,7 @@ type inConn struct {
 	done chan struct{} // the delivered message was finished
 
 	direct *directState // non-nil when Receive reads this connection itself
+	inbox  *Inbox       // non-nil for a push-mode connection
 }
 
 func newReceivePort(in *Instance, pt ipl.PortType, name string, cfg ipl.ReceivePortConfig) *ReceivePort {
@@ -171,24 +174,15 @@ func (p *ReceivePort) serveConn(ic *inConn, r io.Reader) {
 			return
 		}
 	}
-	numbered := p.numbered
 	for {
 		if p.isClosed() {
 			p.connEnded(ic, nil)
 			return
 		}
-		if err := ic.rd.Next(); err != nil {
+		m, err := p.startMessage(ic)
+		if err != nil {
 			p.connEnded(ic, err)
 			return
-		}
-		m := &readMessage{port: p, ic: ic, seq: -1}
-		if numbered {
-			seq, err := ic.rd.ReadInt64()
-			if err != nil {
-				p.connEnded(ic, err)
-				return
-			}
-			m.seq = seq
 		}
 		select {
 		case p.ready <- m:
@@ -207,6 +201,22 @@ func (p *ReceivePort) serveConn(ic *inConn, r io.Reader) {
 			return
 		}
 	}
+}
+
+// startMessage reads the start of the connection's next message.
+func (p *ReceivePort) startMessage(ic *inConn) (*readMessage, error) {
+	if err := ic.rd.Next(); err != nil {
+		return nil, err
+	}
+	m := &readMessage{port: p, ic: ic, seq: -1}
+	if p.numbered {
+		seq, err := ic.rd.ReadInt64()
+		if err != nil {
+			return nil, err
+		}
+		m.seq = seq
+	}
+	return m, nil
 }
 
 // connEnded removes a connection: err is nil or ErrClosedByPeer for a clean end (or

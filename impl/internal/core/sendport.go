@@ -271,6 +271,13 @@ func (oc *outConn) closeClean() error {
 func (sp *SendPort) WritePacket(bufs net.Buffers) error {
 	alive := 0
 	var errs []error
+	var shared SharedPacket
+	if len(sp.msgConns) > 1 {
+		if sh, ok := sp.msgConns[0].c.(Sharer); ok {
+			shared = sh.Share(bufs)
+			defer shared.Release()
+		}
+	}
 	for i, oc := range sp.msgConns {
 		if sp.msgMissed[i] {
 			continue
@@ -281,9 +288,12 @@ func (sp *SendPort) WritePacket(bufs net.Buffers) error {
 			continue
 		}
 		var err error
-		if len(sp.msgConns) == 1 {
+		switch {
+		case shared != nil:
+			err = oc.c.(Sharer).WriteShared(shared)
+		case len(sp.msgConns) == 1:
 			err = oc.c.WritePacket(bufs)
-		} else {
+		default:
 			sp.scratch = append(sp.scratch[:0], bufs...)
 			err = oc.c.WritePacket(sp.scratch)
 		}
@@ -303,6 +313,23 @@ func (sp *SendPort) WritePacket(bufs net.Buffers) error {
 		return errors.Join(errs...)
 	}
 	return nil
+}
+
+// drain waits until the live message's queued packets are written on every connection
+// that queues them; a connection that breaks meanwhile counts as missing the message.
+func (sp *SendPort) drain() {
+	var errs []error
+	for i, oc := range sp.msgConns {
+		d, ok := oc.c.(Drainer)
+		if !ok || sp.msgMissed[i] {
+			continue
+		}
+		if err := d.Drain(); err != nil {
+			sp.msgMissed[i] = true
+			errs = append(errs, oc.broken(err))
+		}
+	}
+	sp.msgLost = errors.Join(sp.msgLost, errors.Join(errs...))
 }
 
 // lostErr returns why the connection was dropped, or nil while it lives.

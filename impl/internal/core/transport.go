@@ -4,6 +4,8 @@ import (
 	"context"
 	"io"
 	"net"
+
+	"github.com/ibisgo/ibis/ipl"
 )
 
 // Transport moves bytes between Ibis instances. It is the only part an implementation
@@ -63,4 +65,42 @@ func (a *Acceptance) Serve(r io.Reader) {
 func (a *Acceptance) Abort(err error) {
 	a.port.connEnded(a.ic, err)
 	_ = a.conn.Close()
+}
+
+// PortType is the type of the receive port the connection was accepted into; a
+// transport with flavours picks the connection's handling from it.
+func (a *Acceptance) PortType() ipl.PortType { return a.port.pt }
+
+// PortChecker is implemented by transports that cannot serve every port type in every
+// configuration (a flavour that reads one connection cannot serve a many-to-one port).
+// The instance asks it before it creates a port, so the program gets the error at once.
+type PortChecker interface {
+	CheckSendPort(pt ipl.PortType) error
+	CheckReceivePort(pt ipl.PortType) error
+}
+
+// Sharer is implemented by the connections of transports that queue packets instead of
+// writing them at once. A multicast then prepares each packet once (Share) and hands
+// the same prepared packet to every connection (WriteShared), instead of each
+// connection copying it.
+type Sharer interface {
+	// Share copies bufs into a packet that WriteShared of any connection of the same
+	// transport accepts. The caller calls Release once it has handed it out.
+	Share(bufs net.Buffers) SharedPacket
+	// WriteShared queues a shared packet on this connection.
+	WriteShared(p SharedPacket) error
+}
+
+// SharedPacket is a packet prepared once for several connections.
+type SharedPacket interface {
+	// Release drops the preparer's hold on the packet; it goes back to its pool after
+	// the last connection has written it.
+	Release()
+}
+
+// Drainer is implemented by connections that write queued packets in the background:
+// Drain waits until everything queued so far is written (or the connection broke).
+// Finishing a message drains its connections, so a finished message is on the wire.
+type Drainer interface {
+	Drain() error
 }

@@ -64,6 +64,7 @@ func (m *writeMessage) Finish() (int64, error) {
 	}
 	m.finished = true
 	n, err := m.w.Finish()
+	m.sp.drain()
 	lost := m.sp.takeBroken()
 	if err == nil {
 		err = errors.Join(m.lost, lost)

@@ -1,0 +1,259 @@
+package core
+
+import (
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/ibisgo/ibis/ipl"
+	"github.com/ibisgo/ibis/serialization"
+)
+
+// Push-mode connections: an event loop reads the socket and pushes the bytes into the
+// connection's Inbox; no goroutine waits on the connection. The receive port keeps a
+// FIFO of inboxes that hold something worth reading (a whole message, the start of a
+// large one, or the connection's end) and one pump goroutine per port takes the next
+// inbox from it, so a Receive never scans the connections and a thousand idle senders
+// cost a thousand small structs, not a thousand goroutines and read buffers.
+
+const (
+	// inboxStreamAt is how much of a message an inbox must hold before the port starts
+	// reading it anyway: a large message streams through instead of being buffered
+	// whole.
+	inboxStreamAt = 64 << 10
+	// inboxChunk is the smallest buffer an inbox allocates for pushed bytes.
+	inboxChunk = 4 << 10
+	// InboxHighWater is how many unread bytes an inbox holds before Push asks the
+	// transport to stop reading the connection; InboxLowWater is where the inbox
+	// calls the resume function again.
+	InboxHighWater = 4 << 20
+	InboxLowWater  = 1 << 20
+)
+
+// Inbox is the receive side of a push-mode connection. The transport calls Push with
+// bytes as they arrive and End when the connection ends; the receive port reads them.
+type Inbox struct {
+	port *ReceivePort
+	ic   *inConn
+
+	mu     sync.Mutex
+	chunks [][]byte // unread bytes, oldest first; chunks[0][off:] is next
+	off    int
+	n      int   // unread bytes in all chunks
+	ended  bool  // End was called: nothing follows the buffered bytes
+	endErr error // why it ended (nil: the peer closed the socket)
+	owned  bool  // the port's pump is reading a message of this inbox
+	queued bool  // on the port's pending list
+	wake   chan struct{}
+
+	// The scan of the stream ahead of the reader, packet by packet, to count the
+	// messages that have arrived whole.
+	hdr      [serialization.HeaderSize]byte
+	hdrN     int   // bytes of the next header seen so far
+	skip     int64 // bytes of the current packet's body still to come
+	endsAt   bool  // the current packet ends a message (or is a close packet)
+	complete int   // whole messages (or close packets) buffered and not yet read
+	garbage  bool  // the stream does not parse: let the reader report it
+
+	paused bool
+	resume func()
+}
+
+// Inbox switches an accepted connection to push mode and returns its inbox; the
+// transport then calls Push and End instead of Serve. resume, when not nil, is called
+// (without locks held) after Push reported the inbox full and the reader has since
+// drained it below InboxLowWater.
+func (a *Acceptance) Inbox(resume func()) *Inbox {
+	p := a.port
+	b := &Inbox{port: p, ic: a.ic, wake: make(chan struct{}, 1), resume: resume}
+	a.ic.rd = serialization.NewReader(p.kind, b, serialization.WithReaderMaxMessageSize(p.in.cfg.MaxMessageSize))
+	a.ic.inbox = b
+	p.startPump()
+	return b
+}
+
+// Push hands the inbox bytes read from the connection; it copies them, so the caller
+// may reuse p at once. It reports whether the inbox is full: the transport should then
+// stop reading the connection until the resume function is called. Bytes pushed after
+// End are dropped.
+func (b *Inbox) Push(p []byte) (full bool) {
+	if len(p) == 0 {
+		return false
+	}
+	b.mu.Lock()
+	if b.ended {
+		b.mu.Unlock()
+		return false
+	}
+	b.store(p)
+	b.scan(p)
+	full = b.n >= InboxHighWater
+	if full {
+		b.paused = true
+	}
+	enqueue := b.readyLocked()
+	b.mu.Unlock()
+	b.signal(enqueue)
+	return full
+}
+
+// End tells the inbox that the connection ended; err is nil for a plain end of stream.
+// The port reads what is still buffered first.
+func (b *Inbox) End(err error) {
+	b.mu.Lock()
+	if b.ended {
+		b.mu.Unlock()
+		return
+	}
+	b.ended, b.endErr = true, err
+	enqueue := b.readyLocked()
+	b.mu.Unlock()
+	b.signal(enqueue)
+}
+
+// store appends a copy of p to the chunks.
+func (b *Inbox) store(p []byte) {
+	if k := len(b.chunks); k > 0 {
+		last := b.chunks[k-1]
+		if cap(last)-len(last) >= len(p) {
+			b.chunks[k-1] = append(last, p...)
+			b.n += len(p)
+			return
+		}
+	}
+	c := make([]byte, len(p), max(len(p), inboxChunk))
+	copy(c, p)
+	b.chunks = append(b.chunks, c)
+	b.n += len(p)
+}
+
+// scan follows the packet structure of the newly pushed bytes, counting whole messages.
+func (b *Inbox) scan(p []byte) {
+	for len(p) > 0 && !b.garbage {
+		if b.skip > 0 {
+			k := int64(len(p))
+			if k > b.skip {
+				k = b.skip
+			}
+			b.skip -= k
+			p = p[k:]
+			if b.skip == 0 && b.endsAt {
+				b.complete++
+			}
+			continue
+		}
+		k := copy(b.hdr[b.hdrN:], p)
+		b.hdrN += k
+		p = p[k:]
+		if b.hdrN < serialization.HeaderSize {
+			return
+		}
+		b.hdrN = 0
+		size, flags, ok := serialization.Frame(b.hdr[:])
+		if !ok {
+			b.garbage = true
+			return
+		}
+		b.endsAt = flags&(serialization.FlagEnd|serialization.FlagClose) != 0
+		b.skip = size - serialization.HeaderSize
+		if b.skip == 0 && b.endsAt {
+			b.complete++
+		}
+	}
+}
+
+// readyLocked reports whether the inbox should go on the port's pending list now, and
+// marks it queued if so.
+func (b *Inbox) readyLocked() bool {
+	if b.owned || b.queued {
+		return false
+	}
+	if b.complete > 0 || b.garbage || b.ended || b.n >= inboxStreamAt {
+		b.queued = true
+		return true
+	}
+	return false
+}
+
+// signal wakes a reader waiting on the inbox and queues the inbox when asked to.
+func (b *Inbox) signal(enqueue bool) {
+	select {
+	case b.wake <- struct{}{}:
+	default:
+	}
+	if enqueue {
+		b.port.enqueueInbox(b)
+	}
+}
+
+// Read gives the port's reader the buffered bytes, waiting for more while the
+// connection lives. It is only called by the goroutine that owns the inbox.
+func (b *Inbox) Read(p []byte) (int, error) {
+	for {
+		b.mu.Lock()
+		if b.n > 0 {
+			n := b.take(p)
+			var resume func()
+			if b.paused && b.n < InboxLowWater {
+				b.paused = false
+				resume = b.resume
+			}
+			b.mu.Unlock()
+			if resume != nil {
+				resume()
+			}
+			return n, nil
+		}
+		if b.ended {
+			err := b.endErr
+			b.mu.Unlock()
+			if err == nil {
+				err = io.EOF
+			}
+			return 0, err
+		}
+		b.mu.Unlock()
+		select {
+		case <-b.wake:
+		case <-b.port.closed:
+			return 0, fmt.Errorf("receive port %s: %w", b.port.id, ipl.ErrClosed)
+		}
+	}
+}
+
+// take copies buffered bytes into p and frees the chunks it empties.
+func (b *Inbox) take(p []byte) int {
+	n := 0
+	for n < len(p) && len(b.chunks) > 0 {
+		c := b.chunks[0]
+		k := copy(p[n:], c[b.off:])
+		n += k
+		b.off += k
+		if b.off == len(c) {
+			b.chunks[0] = nil
+			b.chunks = b.chunks[1:]
+			b.off = 0
+		}
+	}
+	if len(b.chunks) == 0 {
+		b.chunks = nil
+	}
+	b.n -= n
+	return n
+}
+
+// released is called by the pump when it is done with the inbox for now: after a whole
+// message (consumed says so) or before handing the connection's end to the port. It
+// queues the inbox again when more is waiting.
+func (b *Inbox) released(consumed bool) {
+	b.mu.Lock()
+	if consumed && b.complete > 0 {
+		b.complete--
+	}
+	b.owned = false
+	enqueue := b.readyLocked()
+	b.mu.Unlock()
+	if enqueue {
+		b.port.enqueueInbox(b)
+	}
+}
