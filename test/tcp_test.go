@@ -7,6 +7,8 @@ import (
 	"go.uber.org/goleak"
 
 	_ "github.com/ibisgo/ibis/impl/tcp"
+
+	"github.com/ibisgo/ibis/internal/leakcheck"
 	"github.com/ibisgo/ibis/test/conformance"
 )
 
@@ -14,7 +16,7 @@ func TestMain(m *testing.M) {
 	if conformance.IsChild() {
 		os.Exit(conformance.RunChild())
 	}
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(m, leakcheck.Options()...)
 }
 
 // TestConformanceTCP runs the IPL conformance suite over impl/tcp, across processes.

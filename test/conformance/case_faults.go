@@ -63,6 +63,11 @@ var _ = register(&testCase{
 		if got := len(sp.ConnectedTo()); got != 2 {
 			t.Errorf("after the Died event ConnectedTo has %d ports, want 2", got)
 		}
+		// Only now may the live receivers close their ports: a receiver that leaves is
+		// a lost connection too, and would race with the checks above.
+		if err := e.Ibis.Registry().Signal(e.Ctx, "checked", e.Children[0], e.Children[1]); err != nil {
+			t.Fatal(err)
+		}
 	},
 	child: func(e *Env) error {
 		rp, err := e.Ibis.CreateReceivePort(OneToMany, "mc")
@@ -86,7 +91,7 @@ var _ = register(&testCase{
 				return fmt.Errorf("message %d arrived as %d (array %g..%g, %d bytes)", i, v, data[0], data[len(data)-1], n)
 			}
 		}
-		return nil
+		return waitSignal(e, "checked")
 	},
 })
 

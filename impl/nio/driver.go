@@ -1,0 +1,77 @@
+package nio
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+
+	"github.com/ibisgo/ibis/impl/internal/core"
+	"github.com/ibisgo/ibis/ipl"
+)
+
+// Name is the implementation's registered name.
+const Name = "nio"
+
+// PropertyLoops (or $IBIS_NIO_LOOPS) sets how many event loops serve the nonblocking
+// flavour; the default is GOMAXPROCS.
+const (
+	PropertyLoops = "nio.loops"
+	EnvLoops      = "IBIS_NIO_LOOPS"
+)
+
+func init() { ipl.Register(Name, 10, driver{}) }
+
+type driver struct{}
+
+// Capabilities: every port capability of the IPL, the six flavour capabilities, and
+// every Ibis capability the central registry provides.
+func (driver) Capabilities() []string {
+	return []string{
+		ipl.ConnectionOneToOne, ipl.ConnectionOneToMany, ipl.ConnectionManyToOne, ipl.ConnectionManyToMany,
+		ipl.ConnectionUpcalls, ipl.ConnectionDowncalls, ipl.ConnectionTimeout,
+		ipl.ReceiveExplicit, ipl.ReceiveTimeout, ipl.ReceivePoll, ipl.ReceiveAutoUpcalls, ipl.ReceivePollUpcalls,
+		ipl.CommunicationReliable, ipl.CommunicationFIFO, ipl.CommunicationNumbered,
+		ipl.SerializationByte, ipl.SerializationData, ipl.SerializationObject,
+		ipl.ClosedWorld, ipl.ElectionsStrict, ipl.ElectionsUnreliable, ipl.MembershipTotallyOrdered,
+		ipl.MembershipUnreliable, ipl.Signals, ipl.Termination, ipl.Malleable,
+		SendPortBlocking, SendPortNonBlocking, SendPortThread,
+		ReceivePortBlocking, ReceivePortNonBlocking, ReceivePortThread,
+	}
+}
+
+func (driver) Open(ctx context.Context, cfg *ipl.Config) (ipl.Ibis, error) {
+	ch, err := newChooser(cfg)
+	if err != nil {
+		return nil, err
+	}
+	loops, err := eventLoops(cfg)
+	if err != nil {
+		return nil, err
+	}
+	for _, pt := range cfg.PortTypes {
+		if _, err := ch.sendFlavour(pt); err != nil {
+			return nil, err
+		}
+		if _, err := ch.receiveFlavour(pt); err != nil {
+			return nil, err
+		}
+	}
+	return core.Open(ctx, cfg, Name, newTransport(cfg, ch, loops))
+}
+
+func eventLoops(cfg *ipl.Config) (int, error) {
+	v, from := cfg.Property(PropertyLoops), "property "+PropertyLoops
+	if v == "" {
+		v, from = os.Getenv(EnvLoops), "$"+EnvLoops
+	}
+	if v == "" {
+		return runtime.GOMAXPROCS(0), nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > 1024 {
+		return 0, fmt.Errorf("nio: %s = %q: want a number of event loops from 1 to 1024", from, v)
+	}
+	return n, nil
+}

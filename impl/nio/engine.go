@@ -1,0 +1,115 @@
+package nio
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+
+	"github.com/panjf2000/gnet/v2"
+	"go.uber.org/zap"
+)
+
+// endpoint is what the event loop calls for a connection it serves.
+type endpoint interface {
+	// traffic is called on the event loop when bytes arrived.
+	traffic(c gnet.Conn) gnet.Action
+	// closed is called on the event loop when the connection ended; err is nil for a
+	// plain close.
+	closed(err error)
+}
+
+// engine is one gnet client engine: the event loops that serve the connections enrolled
+// in it. An instance has one for its nonblocking ports and, once a thread-flavour port
+// needs it, one with a single event loop for those.
+type engine struct {
+	name string
+	cli  *gnet.Client
+
+	mu      sync.Mutex
+	stopped bool
+	busy    sync.WaitGroup // enrolments under way; Stop waits for them
+}
+
+// handler routes gnet's events to the connections' endpoints.
+type handler struct {
+	gnet.BuiltinEventEngine
+}
+
+func (*handler) OnTraffic(c gnet.Conn) gnet.Action {
+	if ep, ok := c.Context().(endpoint); ok {
+		return ep.traffic(c)
+	}
+	return gnet.Close
+}
+
+func (*handler) OnClose(c gnet.Conn, err error) gnet.Action {
+	if ep, ok := c.Context().(endpoint); ok {
+		ep.closed(err)
+	}
+	return gnet.None
+}
+
+func newEngine(name string, loops int, lockThread bool, log *zap.Logger) (*engine, error) {
+	opts := []gnet.Option{
+		gnet.WithLogger(zapLogger{log.Sugar()}),
+		gnet.WithNumEventLoop(loops),
+		gnet.WithLockOSThread(lockThread),
+		gnet.WithTCPNoDelay(gnet.TCPNoDelay),
+	}
+	cli, err := gnet.NewClient(&handler{}, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("nio: creating the %s engine: %w", name, err)
+	}
+	if err := cli.Start(); err != nil {
+		return nil, fmt.Errorf("nio: starting the %s engine: %w", name, err)
+	}
+	return &engine{name: name, cli: cli}, nil
+}
+
+var errStopped = errors.New("nio: the event loop has stopped")
+
+// enroll hands an established connection to the event loops; ep gets its events. The
+// engine takes over the socket (it keeps a duplicate and closes nc).
+func (e *engine) enroll(nc net.Conn, ep endpoint) (gnet.Conn, error) {
+	e.mu.Lock()
+	if e.stopped {
+		e.mu.Unlock()
+		_ = nc.Close()
+		return nil, errStopped
+	}
+	e.busy.Add(1)
+	e.mu.Unlock()
+	defer e.busy.Done()
+	gc, err := e.cli.EnrollContext(nc, ep)
+	if err != nil {
+		_ = nc.Close()
+		return nil, fmt.Errorf("nio: handing the connection to the %s event loop: %w", e.name, err)
+	}
+	return gc, nil
+}
+
+// stop closes every connection of the engine (their endpoints see closed) and waits for
+// the event loops to end.
+func (e *engine) stop() error {
+	e.mu.Lock()
+	if e.stopped {
+		e.mu.Unlock()
+		return nil
+	}
+	e.stopped = true
+	e.mu.Unlock()
+	e.busy.Wait()
+	return e.cli.Stop()
+}
+
+// zapLogger sends gnet's logging to the instance's zap logger, never to stdout.
+type zapLogger struct{ s *zap.SugaredLogger }
+
+func (l zapLogger) Debugf(f string, a ...any) { l.s.Debugf(f, a...) }
+func (l zapLogger) Infof(f string, a ...any)  { l.s.Debugf(f, a...) }
+func (l zapLogger) Warnf(f string, a ...any)  { l.s.Warnf(f, a...) }
+func (l zapLogger) Errorf(f string, a ...any) { l.s.Errorf(f, a...) }
+
+// Fatalf is an error for us: a library must not end the program.
+func (l zapLogger) Fatalf(f string, a ...any) { l.s.Errorf(f, a...) }
