@@ -14,9 +14,9 @@ import (
 type endpoint interface {
 	// traffic is called on the event loop when bytes arrived.
 	traffic(c gnet.Conn) gnet.Action
-	// closed is called on the event loop when the connection ended; err is nil for a
-	// plain close.
-	closed(err error)
+	// closed is called on the event loop when the connection c ended; err is nil for
+	// a plain close.
+	closed(c gnet.Conn, err error)
 }
 
 // engine is one gnet client engine: the event loops that serve the connections enrolled
@@ -45,7 +45,7 @@ func (*handler) OnTraffic(c gnet.Conn) gnet.Action {
 
 func (*handler) OnClose(c gnet.Conn, err error) gnet.Action {
 	if ep, ok := c.Context().(endpoint); ok {
-		ep.closed(err)
+		ep.closed(c, err)
 	}
 	return gnet.None
 }

@@ -252,7 +252,7 @@ func (o *queuedOut) traffic(c gnet.Conn) gnet.Action {
 	return gnet.Close
 }
 
-func (o *queuedOut) closed(err error) {
+func (o *queuedOut) closed(_ gnet.Conn, err error) {
 	if err == nil {
 		err = errors.New("closed")
 	}

@@ -185,12 +185,22 @@ func (t *transport) serve(c net.Conn) {
 	if perr == nil {
 		flavour, perr = t.ch.receiveFlavour(pt)
 	}
-	h := &inHandle{nc: c}
-	var in core.InConn = h
-	if perr == nil && flavour == Blocking {
-		in = blockingIn{c}
+	var in core.InConn = blockingIn{c}
+	var ib *inbound
+	if perr == nil && flavour != Blocking {
+		eng, err := t.engineFor(flavour)
+		if err != nil {
+			perr = err
+		} else {
+			ib = newInbound(c, eng)
+			in = ib
+		}
 	}
 	rep, acc := t.acc.Accept(req, in)
+	if perr != nil && acc != nil {
+		acc.Abort(perr)
+		return
+	}
 	if err := core.WriteReply(c, rep); err != nil {
 		if acc != nil {
 			acc.Abort(err)
@@ -201,23 +211,18 @@ func (t *transport) serve(c net.Conn) {
 		return
 	}
 	_ = c.SetDeadline(time.Time{})
-	if flavour == Blocking {
+	if ib == nil {
 		acc.Serve(bufio.NewReaderSize(c, readBufferSize))
 		return
 	}
-	eng, err := t.engineFor(flavour)
-	if err != nil {
-		acc.Abort(err)
-		return
-	}
-	ib := &inbound{box: acc.Inbox(nil)}
+	ib.box = acc.Inbox(ib.resume)
 	handedOver = true
-	gc, err := eng.enroll(c, ib)
+	gc, err := ib.eng.enroll(c, ib)
 	if err != nil {
 		ib.box.End(fmt.Errorf("%w: %w", ipl.ErrConnectionLost, err))
 		return
 	}
-	if !h.enrolled(gc) {
+	if !ib.enrolled(gc) {
 		_ = gc.Close()
 	}
 }

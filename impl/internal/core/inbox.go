@@ -54,6 +54,9 @@ type Inbox struct {
 	endsAt   bool  // the current packet ends a message (or is a close packet)
 	complete int   // whole messages (or close packets) buffered and not yet read
 	garbage  bool  // the stream does not parse: let the reader report it
+	pushed   int64 // bytes pushed in all
+	taken    int64 // bytes read in all
+	bigAt    int64 // end of a header announcing a packet too big to wait for, or -1
 
 	paused bool
 	resume func()
@@ -65,7 +68,7 @@ type Inbox struct {
 // drained it below InboxLowWater.
 func (a *Acceptance) Inbox(resume func()) *Inbox {
 	p := a.port
-	b := &Inbox{port: p, ic: a.ic, wake: make(chan struct{}, 1), resume: resume}
+	b := &Inbox{port: p, ic: a.ic, wake: make(chan struct{}, 1), resume: resume, bigAt: -1}
 	a.ic.rd = serialization.NewReader(p.kind, b, serialization.WithReaderMaxMessageSize(p.in.cfg.MaxMessageSize))
 	a.ic.inbox = b
 	p.startPump()
@@ -87,6 +90,7 @@ func (b *Inbox) Push(p []byte) (full bool) {
 	}
 	b.store(p)
 	b.scan(p)
+	b.pushed += int64(len(p))
 	full = b.n >= InboxHighWater
 	if full {
 		b.paused = true
@@ -128,7 +132,8 @@ func (b *Inbox) store(p []byte) {
 }
 
 // scan follows the packet structure of the newly pushed bytes, counting whole messages.
-func (b *Inbox) scan(p []byte) {
+func (b *Inbox) scan(all []byte) {
+	p := all
 	for len(p) > 0 && !b.garbage {
 		if b.skip > 0 {
 			k := int64(len(p))
@@ -156,6 +161,11 @@ func (b *Inbox) scan(p []byte) {
 		}
 		b.endsAt = flags&(serialization.FlagEnd|serialization.FlagClose) != 0
 		b.skip = size - serialization.HeaderSize
+		if size > inboxStreamAt && b.bigAt < 0 {
+			// Too big to wait for (or an absurd length): the reader checks the
+			// header against its limits and streams the body.
+			b.bigAt = b.pushed + int64(len(all)-len(p))
+		}
 		if b.skip == 0 && b.endsAt {
 			b.complete++
 		}
@@ -168,7 +178,7 @@ func (b *Inbox) readyLocked() bool {
 	if b.owned || b.queued {
 		return false
 	}
-	if b.complete > 0 || b.garbage || b.ended || b.n >= inboxStreamAt {
+	if b.complete > 0 || b.garbage || b.ended || b.n >= inboxStreamAt || b.bigAt >= 0 {
 		b.queued = true
 		return true
 	}
@@ -239,6 +249,10 @@ func (b *Inbox) take(p []byte) int {
 		b.chunks = nil
 	}
 	b.n -= n
+	b.taken += int64(n)
+	if b.bigAt >= 0 && b.taken >= b.bigAt {
+		b.bigAt = -1 // the reader is past that header
+	}
 	return n
 }
 
