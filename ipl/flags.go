@@ -1,9 +1,14 @@
 package ipl
 
-import "flag"
+import (
+	"flag"
+	"fmt"
+	"strings"
+)
 
-// Flags registers the common Ibis flags (-impl, -registry, -pool, -pool-size, -host)
-// on fs and returns a function that turns the parsed values into Options. Flags left
+// Flags registers the common Ibis flags (-impl, -registry, -pool, -pool-size, -host,
+// and -property key=value, which may be repeated, for implementation properties such as
+// nio.send) on fs and returns a function that turns the parsed values into Options. Flags left
 // unset add no option, so the environment still applies; flags set win over it.
 //
 //	opts := ipl.Flags(flag.CommandLine)
@@ -15,8 +20,20 @@ func Flags(fs *flag.FlagSet) func() []Option {
 	pool := fs.String("pool", "", "pool name; default: $"+EnvPool)
 	size := fs.Int("pool-size", 0, "closed-world pool size; default: $"+EnvPoolSize)
 	host := fs.String("host", "", "host/IP to listen on; default: $"+EnvHost+" or 127.0.0.1")
+	props := map[string]string{}
+	fs.Func("property", "an implementation property `key=value` (repeatable), e.g. nio.send=thread", func(s string) error {
+		k, v, ok := strings.Cut(s, "=")
+		if !ok || strings.TrimSpace(k) == "" {
+			return fmt.Errorf("want key=value, got %q", s)
+		}
+		props[strings.TrimSpace(k)] = v
+		return nil
+	})
 	return func() []Option {
 		var o []Option
+		for k, v := range props {
+			o = append(o, WithProperty(k, v))
+		}
 		if *impl != "" {
 			o = append(o, WithImplementation(*impl))
 		}

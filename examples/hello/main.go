@@ -21,7 +21,8 @@ import (
 
 	"github.com/ibisgo/ibis/ipl"
 
-	_ "github.com/ibisgo/ibis/impl/tcp" // link in the TCP implementation
+	_ "github.com/ibisgo/ibis/impl/nio" // link in the gnet event-loop implementation (-impl nio)
+	_ "github.com/ibisgo/ibis/impl/tcp" // link in the TCP implementation (the default)
 )
 
 var (
