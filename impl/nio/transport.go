@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/ibisgo/ibis/impl/internal/core"
+	"github.com/ibisgo/ibis/impl/internal/sockets"
 	"github.com/ibisgo/ibis/ipl"
 )
 
@@ -31,14 +32,12 @@ type transport struct {
 	loops int
 	log   *zap.Logger
 	ch    chooser
+	g     *sockets.Group // sockets served by goroutines (handshakes, blocking flavour)
 
 	ln  net.Listener
 	acc core.Acceptor
 
 	mu     sync.Mutex
-	closed bool
-	conns  map[net.Conn]struct{} // sockets served by goroutines (handshakes, blocking flavour)
-	wg     sync.WaitGroup
 	loop   *engine // the nonblocking flavour's event loops
 	thread *engine // the thread flavour's single event loop, made when first needed
 }
@@ -47,7 +46,7 @@ var _ core.PortChecker = (*transport)(nil)
 
 func newTransport(cfg *ipl.Config, ch chooser, loops int) *transport {
 	return &transport{host: cfg.ListenHost, loops: loops, log: cfg.Logger.Named("nio"), ch: ch,
-		conns: map[net.Conn]struct{}{}}
+		g: sockets.NewGroup(Name)}
 }
 
 // CheckSendPort refuses port types whose flavour capabilities contradict each other.
@@ -63,21 +62,17 @@ func (t *transport) CheckReceivePort(pt ipl.PortType) error {
 }
 
 func (t *transport) Start(acc core.Acceptor) (string, error) {
-	if ip := net.ParseIP(t.host); ip != nil && ip.IsUnspecified() {
-		return "", fmt.Errorf("nio: listen host %s is a wildcard; give an address of this machine that peers can reach (IBIS_HOST)", t.host)
-	}
-	loop, err := newEngine("nonblocking", t.loops, false, t.log.Named("gnet"))
+	ln, err := sockets.Listen(Name, t.host)
 	if err != nil {
 		return "", err
 	}
-	ln, err := net.Listen("tcp", net.JoinHostPort(t.host, "0"))
+	loop, err := newEngine("nonblocking", t.loops, false, t.log.Named("gnet"))
 	if err != nil {
-		_ = loop.stop()
-		return "", fmt.Errorf("nio: listening on %s: %w", t.host, err)
+		_ = ln.Close()
+		return "", err
 	}
 	t.ln, t.acc, t.loop = ln, acc, loop
-	t.wg.Add(1)
-	go t.acceptLoop()
+	t.g.Spawn(func() { t.g.AcceptLoop(ln, t.log, t.serve) })
 	return ln.Addr().String(), nil
 }
 
@@ -88,7 +83,7 @@ func (t *transport) engineFor(f Flavour) (*engine, error) {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.closed {
+	if t.g.Closed() {
 		return nil, fmt.Errorf("nio: %w", ipl.ErrClosed)
 	}
 	if t.thread == nil {
@@ -101,77 +96,15 @@ func (t *transport) engineFor(f Flavour) (*engine, error) {
 	return t.thread, nil
 }
 
-// track registers a socket so that Close can end it; it fails once closed.
-func (t *transport) track(c net.Conn) bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.closed {
-		return false
-	}
-	t.conns[c] = struct{}{}
-	return true
-}
-
-func (t *transport) untrack(c net.Conn) {
-	t.mu.Lock()
-	delete(t.conns, c)
-	t.mu.Unlock()
-}
-
-// spawn runs f on a goroutine that Close waits for; it refuses once Close has begun.
-func (t *transport) spawn(f func()) bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.closed {
-		return false
-	}
-	t.wg.Add(1)
-	go func() {
-		defer t.wg.Done()
-		f()
-	}()
-	return true
-}
-
-func (t *transport) acceptLoop() {
-	defer t.wg.Done()
-	backoff := time.Millisecond
-	for {
-		c, err := t.ln.Accept()
-		if err != nil {
-			if errors.Is(err, net.ErrClosed) {
-				return
-			}
-			t.log.Warn("accept failed", zap.Error(err))
-			time.Sleep(backoff)
-			backoff = min(2*backoff, time.Second)
-			continue
-		}
-		backoff = time.Millisecond
-		if !t.track(c) || !t.spawn(func() { t.serve(c) }) {
-			_ = c.Close()
-			return
-		}
-	}
-}
-
-// blockingIn is the handle of a connection a goroutine reads: a direct Receive may set
-// read deadlines on it.
-type blockingIn struct{ c net.Conn }
-
-func (i blockingIn) Close() error                      { return i.c.Close() }
-func (i blockingIn) SetReadDeadline(d time.Time) error { return i.c.SetReadDeadline(d) }
-
 // serve runs the handshake of an incoming connection and hands it to its flavour.
 func (t *transport) serve(c net.Conn) {
 	handedOver := false
 	defer func() {
-		t.untrack(c)
 		if !handedOver {
 			_ = c.Close()
 		}
 	}()
-	setNoDelay(c)
+	sockets.SetNoDelay(c)
 	_ = c.SetDeadline(time.Now().Add(handshakeTimeout))
 	// The handshake is read from the socket itself, not through a buffer: nothing
 	// beyond it may be consumed before the event loop takes the socket over.
@@ -185,7 +118,7 @@ func (t *transport) serve(c net.Conn) {
 	if perr == nil {
 		flavour, perr = t.ch.receiveFlavour(pt)
 	}
-	var in core.InConn = blockingIn{c}
+	var in core.InConn = sockets.BlockingIn{C: c}
 	var ib *inbound
 	if perr == nil && flavour != Blocking {
 		eng, err := t.engineFor(flavour)
@@ -227,17 +160,6 @@ func (t *transport) serve(c net.Conn) {
 	}
 }
 
-// blockingOut is the send side of a blocking-flavour connection: the caller's goroutine
-// writes the socket.
-type blockingOut struct{ c net.Conn }
-
-func (o blockingOut) WritePacket(bufs net.Buffers) error {
-	_, err := bufs.WriteTo(o.c)
-	return err
-}
-
-func (o blockingOut) Close() error { return o.c.Close() }
-
 func (t *transport) Dial(ctx context.Context, addr string, req *core.Request, lost func(error)) (core.OutConn, *core.Reply, error) {
 	pt, err := ipl.ParsePortType(req.PortType)
 	if err != nil {
@@ -247,44 +169,17 @@ func (t *transport) Dial(ctx context.Context, addr string, req *core.Request, lo
 	if err != nil {
 		return nil, nil, err
 	}
-	var d net.Dialer
-	c, err := d.DialContext(ctx, "tcp", addr)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, nil, ctx.Err()
-		}
-		return nil, nil, fmt.Errorf("%w: dialling %s: %w", ipl.ErrRefused, addr, err)
-	}
-	if !t.track(c) {
-		_ = c.Close()
-		return nil, nil, fmt.Errorf("nio: dialling %s: %w", addr, ipl.ErrClosed)
-	}
-	setNoDelay(c)
-	stop := context.AfterFunc(ctx, func() { _ = c.SetDeadline(time.Now()) })
-	rep, err := handshake(c, req)
-	if !stop() {
-		err = errors.Join(err, ctx.Err())
-	}
-	if err == nil {
-		err = c.SetDeadline(time.Time{})
-	}
-	if err != nil || rep.Code != core.ReplyAccepted {
-		t.untrack(c)
-		_ = c.Close()
-		if err != nil {
-			return nil, nil, fmt.Errorf("%w: handshake with %s: %w", ipl.ErrRefused, addr, err)
-		}
-		return nil, rep, nil
+	c, rep, err := t.g.Dial(ctx, addr, req)
+	if c == nil {
+		return nil, rep, err
 	}
 	if flavour == Blocking {
-		if !t.spawn(func() { t.watch(c, lost) }) {
-			t.untrack(c)
-			_ = c.Close()
-			return nil, nil, fmt.Errorf("nio: dialling %s: %w", addr, ipl.ErrClosed)
+		if err := t.g.Watch(c, lost); err != nil {
+			return nil, nil, err
 		}
-		return blockingOut{c}, rep, nil
+		return sockets.BlockingOut{C: c}, rep, nil
 	}
-	t.untrack(c)
+	t.g.Untrack(c)
 	eng, err := t.engineFor(flavour)
 	if err != nil {
 		_ = c.Close()
@@ -299,52 +194,13 @@ func (t *transport) Dial(ctx context.Context, addr string, req *core.Request, lo
 	return o, rep, nil
 }
 
-func handshake(c net.Conn, req *core.Request) (*core.Reply, error) {
-	if err := core.WriteRequest(c, req); err != nil {
-		return nil, err
-	}
-	return core.ReadReply(c)
-}
-
-// watch notices when the receiver ends a blocking-flavour connection: the receiver
-// never writes after the handshake, so any read result means the connection is over.
-func (t *transport) watch(c net.Conn, lost func(error)) {
-	defer t.untrack(c)
-	var b [1]byte
-	_, err := c.Read(b[:])
-	if err == nil {
-		err = errors.New("receiver sent unexpected data")
-	}
-	lost(fmt.Errorf("%w: %w", ipl.ErrConnectionLost, err))
-}
-
-func setNoDelay(c net.Conn) {
-	if tc, ok := c.(*net.TCPConn); ok {
-		_ = tc.SetNoDelay(true)
-	}
-}
-
 // Close stops accepting, ends every connection and waits for the goroutines and event
 // loops to end.
 func (t *transport) Close() error {
+	errs := []error{t.g.Close(t.ln)}
 	t.mu.Lock()
-	t.closed = true
-	conns := make([]net.Conn, 0, len(t.conns))
-	for c := range t.conns {
-		conns = append(conns, c)
-	}
 	thread := t.thread
 	t.mu.Unlock()
-	var errs []error
-	if t.ln != nil {
-		if err := t.ln.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
-			errs = append(errs, err)
-		}
-	}
-	for _, c := range conns {
-		_ = c.Close()
-	}
-	t.wg.Wait()
 	if t.loop != nil {
 		errs = append(errs, t.loop.stop())
 	}

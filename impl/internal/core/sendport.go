@@ -7,6 +7,7 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"go.uber.org/zap"
@@ -252,6 +253,12 @@ func (oc *outConn) closeClean() error {
 	t := time.AfterFunc(closeGrace, func() { _ = oc.c.Close() })
 	err := serialization.WriteClose(oc.c)
 	t.Stop()
+	if errors.Is(err, ipl.ErrConnectionLost) || errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET) {
+		// The receiver went first (its port closed): there is nobody to say goodbye
+		// to, and every message was already accounted for by its Finish.
+		oc.sp.log.Debug("receiver gone before the goodbye", zap.Stringer("to", oc.to), zap.Error(err))
+		err = nil
+	}
 	if cerr := oc.c.Close(); err == nil && cerr != nil && !errors.Is(cerr, net.ErrClosed) {
 		err = cerr
 	}

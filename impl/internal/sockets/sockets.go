@@ -1,0 +1,228 @@
+// Package sockets holds the TCP plumbing that impl/tcp and impl/nio share: the accept
+// loop, the set of sockets and goroutines a transport must end when it closes, the
+// dialling side of the handshake, and the watch for a receiver that goes away.
+package sockets
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/ibisgo/ibis/impl/internal/core"
+	"github.com/ibisgo/ibis/ipl"
+)
+
+// Group is the set of sockets and goroutines of a transport: Close ends the sockets and
+// waits for the goroutines, and nothing new joins once it has begun.
+type Group struct {
+	name   string // the implementation, for error messages
+	mu     sync.Mutex
+	closed bool
+	conns  map[net.Conn]struct{}
+	wg     sync.WaitGroup
+}
+
+// NewGroup returns an empty group; name prefixes its errors.
+func NewGroup(name string) *Group { return &Group{name: name, conns: map[net.Conn]struct{}{}} }
+
+// Track registers a socket so that Close can end it; it fails once closed.
+func (g *Group) Track(c net.Conn) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return false
+	}
+	g.conns[c] = struct{}{}
+	return true
+}
+
+// Untrack forgets a socket (it was closed or handed over).
+func (g *Group) Untrack(c net.Conn) {
+	g.mu.Lock()
+	delete(g.conns, c)
+	g.mu.Unlock()
+}
+
+// Spawn runs f on a goroutine that Close waits for; it refuses once Close has begun,
+// and counts the goroutine under the same lock, so Close never waits on a counter that
+// can still grow.
+func (g *Group) Spawn(f func()) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return false
+	}
+	g.wg.Add(1)
+	go func() {
+		defer g.wg.Done()
+		f()
+	}()
+	return true
+}
+
+// Closed reports whether Close has begun.
+func (g *Group) Closed() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.closed
+}
+
+// Close closes ln (if not nil) and every tracked socket and waits for the goroutines.
+func (g *Group) Close(ln net.Listener) error {
+	g.mu.Lock()
+	g.closed = true
+	conns := make([]net.Conn, 0, len(g.conns))
+	for c := range g.conns {
+		conns = append(conns, c)
+	}
+	g.mu.Unlock()
+	var err error
+	if ln != nil {
+		if e := ln.Close(); e != nil && !errors.Is(e, net.ErrClosed) {
+			err = e
+		}
+	}
+	for _, c := range conns {
+		_ = c.Close()
+	}
+	g.wg.Wait()
+	return err
+}
+
+// Listen opens the listener a transport publishes; a wildcard host is refused, since
+// the address is also what peers dial.
+func Listen(name, host string) (net.Listener, error) {
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		return nil, fmt.Errorf("%s: listen host %s is a wildcard; give an address of this machine that peers can reach (IBIS_HOST)", name, host)
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	if err != nil {
+		return nil, fmt.Errorf("%s: listening on %s: %w", name, host, err)
+	}
+	return ln, nil
+}
+
+// AcceptLoop accepts until ln closes and serves each socket on a goroutine of g
+// (tracked until serve returns). Run it with g.Spawn.
+func (g *Group) AcceptLoop(ln net.Listener, log *zap.Logger, serve func(net.Conn)) {
+	backoff := time.Millisecond
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			// Out of file descriptors and the like: wait a little and go on serving.
+			log.Warn("accept failed", zap.Error(err))
+			time.Sleep(backoff)
+			backoff = min(2*backoff, time.Second)
+			continue
+		}
+		backoff = time.Millisecond
+		if !g.Track(c) || !g.Spawn(func() {
+			defer g.Untrack(c)
+			serve(c)
+		}) {
+			_ = c.Close()
+			return
+		}
+	}
+}
+
+// Dial connects to addr and runs the sending side of the handshake within ctx. On an
+// accepted reply it returns the socket, tracked in g; on a refusal it returns the reply
+// and no socket.
+func (g *Group) Dial(ctx context.Context, addr string, req *core.Request) (net.Conn, *core.Reply, error) {
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, nil, ctx.Err()
+		}
+		return nil, nil, fmt.Errorf("%w: dialling %s: %w", ipl.ErrRefused, addr, err)
+	}
+	if !g.Track(c) {
+		_ = c.Close()
+		return nil, nil, fmt.Errorf("%s: dialling %s: %w", g.name, addr, ipl.ErrClosed)
+	}
+	SetNoDelay(c)
+	stop := context.AfterFunc(ctx, func() { _ = c.SetDeadline(time.Now()) })
+	rep, err := handshake(c, req)
+	if !stop() {
+		err = errors.Join(err, ctx.Err())
+	}
+	if err == nil {
+		err = c.SetDeadline(time.Time{})
+	}
+	if err != nil || rep.Code != core.ReplyAccepted {
+		g.Untrack(c)
+		_ = c.Close()
+		if err != nil {
+			return nil, nil, fmt.Errorf("%w: handshake with %s: %w", ipl.ErrRefused, addr, err)
+		}
+		return nil, rep, nil
+	}
+	return c, rep, nil
+}
+
+func handshake(c net.Conn, req *core.Request) (*core.Reply, error) {
+	if err := core.WriteRequest(c, req); err != nil {
+		return nil, err
+	}
+	return core.ReadReply(c)
+}
+
+// Watch notices, on a goroutine of g, when the receiver ends a connection whose socket
+// the sender writes itself (its port closed, its process died): the receiver never
+// writes after the handshake, so any read result means the connection is over. It
+// fails (and closes c) once g is closing.
+func (g *Group) Watch(c net.Conn, lost func(error)) error {
+	if !g.Spawn(func() {
+		defer g.Untrack(c)
+		var b [1]byte
+		_, err := c.Read(b[:])
+		if err == nil {
+			err = errors.New("receiver sent unexpected data")
+		}
+		lost(fmt.Errorf("%w: %w", ipl.ErrConnectionLost, err))
+	}) {
+		g.Untrack(c)
+		_ = c.Close()
+		return fmt.Errorf("%s: %w", g.name, ipl.ErrClosed)
+	}
+	return nil
+}
+
+// SetNoDelay turns Nagle's algorithm off: Ibis messages are whole when written.
+func SetNoDelay(c net.Conn) {
+	if tc, ok := c.(*net.TCPConn); ok {
+		_ = tc.SetNoDelay(true)
+	}
+}
+
+// BlockingOut is the send side of a connection the sender's goroutine writes itself.
+type BlockingOut struct{ C net.Conn }
+
+// WritePacket writes the packets with one vectored write where the system allows.
+func (o BlockingOut) WritePacket(bufs net.Buffers) error {
+	_, err := bufs.WriteTo(o.C)
+	return err
+}
+
+// Close closes the socket.
+func (o BlockingOut) Close() error { return o.C.Close() }
+
+// BlockingIn is the handle of an incoming connection a goroutine reads: a direct
+// Receive may set read deadlines on it.
+type BlockingIn struct{ C net.Conn }
+
+// Close closes the socket, ending any read.
+func (i BlockingIn) Close() error { return i.C.Close() }
+
+// SetReadDeadline lets a direct Receive on a one-to-one port honour its context.
+func (i BlockingIn) SetReadDeadline(d time.Time) error { return i.C.SetReadDeadline(d) }
