@@ -49,9 +49,10 @@ func (in *inbound) Close() error {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	in.shut = true
-	if in.fd >= 0 {
-		_ = unix.Close(in.fd)
+	if in.fd >= 0 { // paused: the duplicate is all there is
+		err := unix.Close(in.fd)
 		in.fd = -1
+		return err
 	}
 	if in.gc != nil {
 		return in.gc.Close()

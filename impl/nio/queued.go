@@ -47,6 +47,8 @@ type queuedOut struct {
 	err      error
 	closing  bool // Close was called: the ending is ours, not a loss
 	flushing bool // a flush is scheduled on the event loop
+	writing  bool // a writev is reading the head of q: fail leaves q to the flush
+	dropped  bool // fail came with bytes still queued: they never reached the socket
 	retry    time.Duration
 	timer    *time.Timer
 	changed  chan struct{} // closed and replaced whenever queued or err changes
@@ -127,15 +129,26 @@ func (o *queuedOut) flush() {
 		for _, p := range o.q[1:min(len(o.q), maxIovecs)] {
 			iov = append(iov, p.b)
 		}
+		o.writing = true
 		o.mu.Unlock()
 		n, err := unix.Writev(o.gc.Fd(), iov)
+		clear(iov)
+		o.mu.Lock()
+		o.writing = false
+		if o.err != nil {
+			// Failed while the write ran: the packets are ours to release.
+			o.dropQueue()
+			o.flushing = false
+			o.mu.Unlock()
+			return
+		}
 		if err != nil && !errors.Is(err, unix.EAGAIN) && !errors.Is(err, unix.EINTR) {
+			o.mu.Unlock()
 			o.fail(fmt.Errorf("%w: writing: %w", ipl.ErrConnectionLost, err))
 			_ = o.gc.Close()
 			return
 		}
 		full := n <= 0 || err != nil
-		o.mu.Lock()
 		if n > 0 {
 			o.advance(n)
 		}
@@ -190,10 +203,11 @@ func (o *queuedOut) fail(err error) {
 		return
 	}
 	o.err = err
-	for _, p := range o.q {
-		p.Release()
+	o.dropped = o.queued > 0
+	if !o.writing {
+		o.dropQueue()
 	}
-	o.q, o.queued, o.off = nil, 0, 0
+	o.queued = 0
 	if o.timer != nil {
 		o.timer.Stop()
 	}
@@ -203,6 +217,14 @@ func (o *queuedOut) fail(err error) {
 	if !ours {
 		o.lost(err)
 	}
+}
+
+// dropQueue releases every queued packet; o.mu is held and no write is reading them.
+func (o *queuedOut) dropQueue() {
+	for _, p := range o.q {
+		p.Release()
+	}
+	o.q, o.off = nil, 0
 }
 
 // Drain waits until everything queued is written; it fails when the connection broke
@@ -216,7 +238,7 @@ func (o *queuedOut) Drain() error {
 		<-ch
 		o.mu.Lock()
 	}
-	if o.queued > 0 {
+	if o.dropped {
 		return o.err
 	}
 	return nil
