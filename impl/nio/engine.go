@@ -12,6 +12,11 @@ import (
 
 // endpoint is what the event loop calls for a connection it serves.
 type endpoint interface {
+	// opened is called on the event loop once the connection is registered; a
+	// connection gnet failed to register never gets it.
+	opened(c gnet.Conn)
+	// isOpen reports whether opened has run (and closed not yet).
+	isOpen() bool
 	// traffic is called on the event loop when bytes arrived.
 	traffic(c gnet.Conn) gnet.Action
 	// closed is called on the event loop when the connection c ended; err is nil for
@@ -41,6 +46,13 @@ func (*handler) OnTraffic(c gnet.Conn) gnet.Action {
 		return ep.traffic(c)
 	}
 	return gnet.Close
+}
+
+func (*handler) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
+	if ep, ok := c.Context().(endpoint); ok {
+		ep.opened(c)
+	}
+	return nil, gnet.None
 }
 
 func (*handler) OnClose(c gnet.Conn, err error) gnet.Action {
@@ -85,6 +97,11 @@ func (e *engine) enroll(nc net.Conn, ep endpoint) (gnet.Conn, error) {
 	if err != nil {
 		_ = nc.Close()
 		return nil, fmt.Errorf("nio: handing the connection to the %s event loop: %w", e.name, err)
+	}
+	if !ep.isOpen() {
+		// gnet could not register the socket (epoll refused it): it closed its
+		// duplicate and will never report on the connection.
+		return nil, fmt.Errorf("nio: the %s event loop could not register the connection", e.name)
 	}
 	return gc, nil
 }

@@ -29,12 +29,13 @@ type inbound struct {
 	eng *engine
 
 	mu       sync.Mutex
-	nc       net.Conn  // the socket while the handshake runs
-	gc       gnet.Conn // the event loop's connection, while it has one
-	paused   gnet.Conn // the connection dropped for a pause (its close is not an end)
-	fd       int       // the duplicate socket kept during a pause, -1 when none
-	resumeOK bool      // the reader asked to resume before the pause took effect
-	shut     bool      // the port closed the connection
+	nc       net.Conn               // the socket while the handshake runs
+	gc       gnet.Conn              // the event loop's connection, while it has one
+	reg      bool                   // gnet registered the latest enrolment (OnOpen ran)
+	paused   map[gnet.Conn]struct{} // connections dropped for a pause: their close is no end
+	fd       int                    // the duplicate socket kept during a pause, -1 when none
+	resumeOK bool                   // the reader asked to resume before the pause took effect
+	shut     bool                   // the port closed the connection
 }
 
 var _ core.InConn = (*inbound)(nil)
@@ -42,7 +43,9 @@ var _ core.InConn = (*inbound)(nil)
 // pauses counts the pauses of all connections of the process (read by tests).
 var pauses atomic.Int64
 
-func newInbound(nc net.Conn, eng *engine) *inbound { return &inbound{nc: nc, eng: eng, fd: -1} }
+func newInbound(nc net.Conn, eng *engine) *inbound {
+	return &inbound{nc: nc, eng: eng, fd: -1, paused: map[gnet.Conn]struct{}{}}
+}
 
 // Close ends the connection whichever state it is in.
 func (in *inbound) Close() error {
@@ -60,13 +63,34 @@ func (in *inbound) Close() error {
 	return in.nc.Close()
 }
 
-// enrolled records the event loop's connection; it reports false when the port closed
-// the connection meanwhile (the caller then closes gc).
-func (in *inbound) enrolled(gc gnet.Conn) bool {
+// enroll hands the socket to the event loop (the first time, and after each pause).
+func (in *inbound) enroll(nc net.Conn) {
+	in.mu.Lock()
+	in.reg = false
+	in.mu.Unlock()
+	gc, err := in.eng.enroll(nc, in)
+	if err != nil {
+		in.box.End(fmt.Errorf("%w: %w", ipl.ErrConnectionLost, err))
+		return
+	}
+	in.mu.Lock()
+	shut := in.shut
+	in.mu.Unlock()
+	if shut { // the port closed the connection while it was being handed over
+		_ = gc.Close()
+	}
+}
+
+func (in *inbound) opened(c gnet.Conn) {
+	in.mu.Lock()
+	in.gc, in.reg = c, true
+	in.mu.Unlock()
+}
+
+func (in *inbound) isOpen() bool {
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	in.gc = gc
-	return !in.shut
+	return in.reg
 }
 
 func (in *inbound) traffic(c gnet.Conn) gnet.Action {
@@ -93,7 +117,8 @@ func (in *inbound) pause(c gnet.Conn) gnet.Action {
 		_ = unix.Close(fd)
 		return gnet.None
 	}
-	in.fd, in.paused, in.gc = fd, c, nil
+	in.fd, in.gc = fd, nil
+	in.paused[c] = struct{}{}
 	pauses.Add(1)
 	return gnet.Close
 }
@@ -117,22 +142,18 @@ func (in *inbound) resume() {
 		in.box.End(fmt.Errorf("%w: resuming a paused connection: %w", ipl.ErrConnectionLost, err))
 		return
 	}
-	gc, err := in.eng.enroll(nc, in)
-	if err != nil {
-		in.box.End(fmt.Errorf("%w: %w", ipl.ErrConnectionLost, err))
-		return
-	}
-	if !in.enrolled(gc) {
-		_ = gc.Close()
-	}
+	in.enroll(nc)
 }
 
 func (in *inbound) closed(c gnet.Conn, err error) {
 	in.mu.Lock()
-	if in.paused == c {
-		in.paused = nil
+	if _, ok := in.paused[c]; ok {
+		delete(in.paused, c)
 		in.mu.Unlock()
 		return
+	}
+	if in.gc == c {
+		in.gc = nil
 	}
 	in.mu.Unlock()
 	if err != nil && !errors.Is(err, io.EOF) {

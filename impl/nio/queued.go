@@ -29,8 +29,6 @@ const (
 	// path would copy our queue into a buffer per connection.
 	retryMin = 20 * time.Microsecond
 	retryMax = 2 * time.Millisecond
-	// drainGrace bounds how long a clean close waits for the queue to be written.
-	drainGrace = 2 * time.Second
 )
 
 // queuedOut is the send side of a nonblocking or thread-flavour connection: packets wait
@@ -46,6 +44,7 @@ type queuedOut struct {
 	queued   int // bytes in q not yet written
 	err      error
 	closing  bool // Close was called: the ending is ours, not a loss
+	open     bool // gnet registered the connection (OnOpen ran)
 	flushing bool // a flush is scheduled on the event loop
 	writing  bool // a writev is reading the head of q: fail leaves q to the flush
 	dropped  bool // fail came with bytes still queued: they never reached the socket
@@ -119,7 +118,7 @@ func (o *queuedOut) flush() {
 	var iov [][]byte
 	for {
 		o.mu.Lock()
-		if o.err != nil || len(o.q) == 0 {
+		if o.err != nil || !o.open || len(o.q) == 0 {
 			o.flushing = false
 			o.mu.Unlock()
 			return
@@ -244,24 +243,11 @@ func (o *queuedOut) Drain() error {
 	return nil
 }
 
-// Close lets the queue drain for a while (a clean disconnect queued its close packet
-// last) and then closes the connection.
+// Close cuts the connection at once: what is still queued is dropped. A clean
+// disconnect has drained its goodbye before it calls Close.
 func (o *queuedOut) Close() error {
-	t := time.NewTimer(drainGrace)
-	defer t.Stop()
 	o.mu.Lock()
 	o.closing = true
-	for o.queued > 0 && o.err == nil {
-		ch := o.changed
-		left := o.queued
-		o.mu.Unlock()
-		select {
-		case <-ch:
-		case <-t.C:
-			o.fail(fmt.Errorf("%w: closed with %d bytes still queued after %v", ipl.ErrClosed, left, drainGrace))
-		}
-		o.mu.Lock()
-	}
 	o.mu.Unlock()
 	o.fail(fmt.Errorf("%w: connection closed", ipl.ErrClosed))
 	return o.gc.Close()
@@ -274,7 +260,23 @@ func (o *queuedOut) traffic(c gnet.Conn) gnet.Action {
 	return gnet.Close
 }
 
+// opened runs on the event loop once gnet has registered the connection.
+func (o *queuedOut) opened(c gnet.Conn) {
+	o.mu.Lock()
+	o.gc, o.open = c, true
+	o.mu.Unlock()
+}
+
+func (o *queuedOut) isOpen() bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.open
+}
+
 func (o *queuedOut) closed(_ gnet.Conn, err error) {
+	o.mu.Lock()
+	o.open = false
+	o.mu.Unlock()
 	if err == nil {
 		err = errors.New("closed")
 	}

@@ -150,14 +150,7 @@ func (t *transport) serve(c net.Conn) {
 	}
 	ib.box = acc.Inbox(ib.resume)
 	handedOver = true
-	gc, err := ib.eng.enroll(c, ib)
-	if err != nil {
-		ib.box.End(fmt.Errorf("%w: %w", ipl.ErrConnectionLost, err))
-		return
-	}
-	if !ib.enrolled(gc) {
-		_ = gc.Close()
-	}
+	ib.enroll(c)
 }
 
 func (t *transport) Dial(ctx context.Context, addr string, req *core.Request, lost func(error)) (core.OutConn, *core.Reply, error) {
@@ -186,11 +179,9 @@ func (t *transport) Dial(ctx context.Context, addr string, req *core.Request, lo
 		return nil, nil, err
 	}
 	o := newQueuedOut(lost)
-	gc, err := eng.enroll(c, o)
-	if err != nil {
+	if _, err := eng.enroll(c, o); err != nil { // o got the connection in opened
 		return nil, nil, fmt.Errorf("%w: %w", ipl.ErrConnectionLost, err)
 	}
-	o.gc = gc
 	return o, rep, nil
 }
 

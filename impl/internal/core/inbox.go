@@ -11,21 +11,21 @@ import (
 
 // Push-mode connections: an event loop reads the socket and pushes the bytes into the
 // connection's Inbox; no goroutine waits on the connection. The receive port keeps a
-// FIFO of inboxes that hold something worth reading (a whole message, the start of a
-// large one, or the connection's end) and one pump goroutine per port takes the next
-// inbox from it, so a Receive never scans the connections and a thousand idle senders
-// cost a thousand small structs, not a thousand goroutines and read buffers.
+// FIFO of inboxes whose next message can be started without waiting (its first packet
+// is whole, or is a bulk packet whose body the reader streams, or cannot be valid), or
+// that ended, and one pump goroutine per port takes the next inbox from it. So a
+// Receive never scans the connections, a sender that stalls halfway through the start
+// of a message holds up nobody, and a thousand idle senders cost a thousand small
+// structs, not a thousand goroutines and read buffers.
 
 const (
-	// inboxStreamAt is how much of a message an inbox must hold before the port starts
-	// reading it anyway: a large message streams through instead of being buffered
-	// whole.
-	inboxStreamAt = 64 << 10
 	// inboxChunk is the smallest buffer an inbox allocates for pushed bytes.
 	inboxChunk = 4 << 10
 	// InboxHighWater is how many unread bytes an inbox holds before Push asks the
 	// transport to stop reading the connection; InboxLowWater is where the inbox
-	// calls the resume function again.
+	// calls the resume function again. The high-water mark is above the largest
+	// first packet a reader accepts, so a paused connection always has a message
+	// ready to start.
 	InboxHighWater = 4 << 20
 	InboxLowWater  = 1 << 20
 )
@@ -46,17 +46,15 @@ type Inbox struct {
 	queued bool  // on the port's pending list
 	wake   chan struct{}
 
-	// The scan of the stream ahead of the reader, packet by packet, to count the
-	// messages that have arrived whole.
-	hdr      [serialization.HeaderSize]byte
-	hdrN     int   // bytes of the next header seen so far
-	skip     int64 // bytes of the current packet's body still to come
-	endsAt   bool  // the current packet ends a message (or is a close packet)
-	complete int   // whole messages (or close packets) buffered and not yet read
-	garbage  bool  // the stream does not parse: let the reader report it
-	pushed   int64 // bytes pushed in all
-	taken    int64 // bytes read in all
-	bigAt    int64 // end of a header announcing a packet too big to wait for, or -1
+	// The scan of the stream ahead of the reader, packet by packet.
+	hdr     [serialization.HeaderSize]byte
+	hdrN    int   // bytes of the next header seen so far
+	skip    int64 // bytes of the current packet's body still to come
+	inMsg   bool  // the scan is inside a message (the next packet is not a first one)
+	first   bool  // the current packet is the first of its message
+	counted bool  // the current first packet was counted as startable at its header
+	starts  int   // messages not yet read whose start can be read without waiting
+	garbage bool  // the stream does not parse: let the reader report it
 
 	paused bool
 	resume func()
@@ -68,7 +66,7 @@ type Inbox struct {
 // drained it below InboxLowWater.
 func (a *Acceptance) Inbox(resume func()) *Inbox {
 	p := a.port
-	b := &Inbox{port: p, ic: a.ic, wake: make(chan struct{}, 1), resume: resume, bigAt: -1}
+	b := &Inbox{port: p, ic: a.ic, wake: make(chan struct{}, 1), resume: resume}
 	a.ic.rd = serialization.NewReader(p.kind, b, serialization.WithReaderMaxMessageSize(p.in.cfg.MaxMessageSize))
 	a.ic.inbox = b
 	p.startPump()
@@ -90,7 +88,6 @@ func (b *Inbox) Push(p []byte) (full bool) {
 	}
 	b.store(p)
 	b.scan(p)
-	b.pushed += int64(len(p))
 	full = b.n >= InboxHighWater
 	if full {
 		b.paused = true
@@ -131,9 +128,8 @@ func (b *Inbox) store(p []byte) {
 	b.n += len(p)
 }
 
-// scan follows the packet structure of the newly pushed bytes, counting whole messages.
-func (b *Inbox) scan(all []byte) {
-	p := all
+// scan follows the packet structure of the newly pushed bytes.
+func (b *Inbox) scan(p []byte) {
 	for len(p) > 0 && !b.garbage {
 		if b.skip > 0 {
 			k := int64(len(p))
@@ -142,8 +138,8 @@ func (b *Inbox) scan(all []byte) {
 			}
 			b.skip -= k
 			p = p[k:]
-			if b.skip == 0 && b.endsAt {
-				b.complete++
+			if b.skip == 0 {
+				b.packetDone()
 			}
 			continue
 		}
@@ -159,16 +155,25 @@ func (b *Inbox) scan(all []byte) {
 			b.garbage = true
 			return
 		}
-		b.endsAt = flags&(serialization.FlagEnd|serialization.FlagClose) != 0
+		b.first = !b.inMsg
+		b.inMsg = flags&(serialization.FlagEnd|serialization.FlagClose) == 0
 		b.skip = size - serialization.HeaderSize
-		if size > inboxStreamAt && b.bigAt < 0 {
-			// Too big to wait for (or an absurd length): the reader checks the
-			// header against its limits and streams the body.
-			b.bigAt = b.pushed + int64(len(all)-len(p))
+		// The reader does not wait for the body of a bulk packet, nor for that of a
+		// small packet larger than it accepts (it refuses the header).
+		b.counted = b.first && (flags&serialization.FlagBulk != 0 || b.skip > serialization.DefaultReaderMaxPacketSize)
+		if b.counted {
+			b.starts++
 		}
-		if b.skip == 0 && b.endsAt {
-			b.complete++
+		if b.skip == 0 {
+			b.packetDone()
 		}
+	}
+}
+
+// packetDone notes that the current packet is whole.
+func (b *Inbox) packetDone() {
+	if b.first && !b.counted {
+		b.starts++
 	}
 }
 
@@ -178,7 +183,7 @@ func (b *Inbox) readyLocked() bool {
 	if b.owned || b.queued {
 		return false
 	}
-	if b.complete > 0 || b.garbage || b.ended || b.n >= inboxStreamAt || b.bigAt >= 0 {
+	if b.starts > 0 || b.garbage || b.ended {
 		b.queued = true
 		return true
 	}
@@ -249,20 +254,15 @@ func (b *Inbox) take(p []byte) int {
 		b.chunks = nil
 	}
 	b.n -= n
-	b.taken += int64(n)
-	if b.bigAt >= 0 && b.taken >= b.bigAt {
-		b.bigAt = -1 // the reader is past that header
-	}
 	return n
 }
 
-// released is called by the pump when it is done with the inbox for now: after a whole
-// message (consumed says so) or before handing the connection's end to the port. It
-// queues the inbox again when more is waiting.
-func (b *Inbox) released(consumed bool) {
+// released is called by the pump after a message of the inbox was finished. It queues
+// the inbox again when the next message can start.
+func (b *Inbox) released() {
 	b.mu.Lock()
-	if consumed && b.complete > 0 {
-		b.complete--
+	if b.starts > 0 {
+		b.starts--
 	}
 	b.owned = false
 	enqueue := b.readyLocked()

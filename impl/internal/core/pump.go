@@ -99,6 +99,6 @@ func (p *ReceivePort) serveInbox(b *Inbox) bool {
 		_ = ic.c.Close()
 		return true
 	}
-	b.released(true)
+	b.released()
 	return true
 }

@@ -252,6 +252,11 @@ func (oc *outConn) closeClean() error {
 	oc.mu.Unlock()
 	t := time.AfterFunc(closeGrace, func() { _ = oc.c.Close() })
 	err := serialization.WriteClose(oc.c)
+	if d, ok := oc.c.(Drainer); ok && err == nil {
+		// A queueing connection writes the goodbye in the background: let it, since
+		// Close cuts what is still queued.
+		err = d.Drain()
+	}
 	t.Stop()
 	if errors.Is(err, ipl.ErrConnectionLost) || errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET) {
 		// The receiver went first (its port closed): there is nobody to say goodbye
@@ -276,15 +281,69 @@ func (oc *outConn) closeClean() error {
 // message's last write does not count against the message. Only when no connection is
 // left does WritePacket fail, which makes the message fail.
 func (sp *SendPort) WritePacket(bufs net.Buffers) error {
-	alive := 0
-	var errs []error
-	var shared SharedPacket
-	if len(sp.msgConns) > 1 {
+	if len(sp.msgConns) > 0 {
 		if sh, ok := sp.msgConns[0].c.(Sharer); ok {
-			shared = sh.Share(bufs)
-			defer shared.Release()
+			return sp.writeShared(sh, bufs)
 		}
 	}
+	if len(sp.msgConns) == 1 {
+		return sp.deliver(func(oc *outConn) error { return oc.c.WritePacket(bufs) })
+	}
+	// WritePacket may consume its buffers: each connection gets a fresh copy of the
+	// list (not of the bytes).
+	err := sp.deliver(func(oc *outConn) error {
+		sp.scratch = append(sp.scratch[:0], bufs...)
+		return oc.c.WritePacket(sp.scratch)
+	})
+	clear(sp.scratch)
+	return err
+}
+
+// shareChunk is the most a queueing transport is handed to copy at once: a large slice
+// goes out in pieces, so what is copied ahead of the socket stays bounded.
+const shareChunk = 1 << 20
+
+// writeShared hands the packets to connections that queue them: each piece of at most
+// shareChunk bytes is copied once and queued on every connection.
+func (sp *SendPort) writeShared(sh Sharer, bufs net.Buffers) error {
+	for len(bufs) > 0 {
+		var piece net.Buffers
+		piece, bufs = cutBuffers(sp.scratch[:0], bufs, shareChunk)
+		pkt := sh.Share(piece)
+		clear(piece)
+		sp.scratch = piece[:0]
+		err := sp.deliver(func(oc *outConn) error { return oc.c.(Sharer).WriteShared(pkt) })
+		pkt.Release()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// cutBuffers moves up to limit bytes from the front of bufs into dst and returns dst
+// and what is left; a buffer that crosses the limit is split.
+func cutBuffers(dst, bufs net.Buffers, limit int) (net.Buffers, net.Buffers) {
+	for len(bufs) > 0 && limit > 0 {
+		b := bufs[0]
+		if len(b) > limit {
+			dst = append(dst, b[:limit])
+			bufs[0] = b[limit:]
+			return dst, bufs
+		}
+		dst = append(dst, b)
+		limit -= len(b)
+		bufs = bufs[1:]
+	}
+	return dst, bufs
+}
+
+// deliver runs write on every connection the live message still has. A connection that
+// fails, or that was found broken since the message started, misses the rest of the
+// message; deliver fails only when no connection is left.
+func (sp *SendPort) deliver(write func(oc *outConn) error) error {
+	alive := 0
+	var errs []error
 	for i, oc := range sp.msgConns {
 		if sp.msgMissed[i] {
 			continue
@@ -294,24 +353,13 @@ func (sp *SendPort) WritePacket(bufs net.Buffers) error {
 			errs = append(errs, err)
 			continue
 		}
-		var err error
-		switch {
-		case shared != nil:
-			err = oc.c.(Sharer).WriteShared(shared)
-		case len(sp.msgConns) == 1:
-			err = oc.c.WritePacket(bufs)
-		default:
-			sp.scratch = append(sp.scratch[:0], bufs...)
-			err = oc.c.WritePacket(sp.scratch)
-		}
-		if err != nil {
+		if err := write(oc); err != nil {
 			sp.msgMissed[i] = true
 			errs = append(errs, oc.broken(err))
 			continue
 		}
 		alive++
 	}
-	clear(sp.scratch)
 	sp.msgLost = errors.Join(sp.msgLost, errors.Join(errs...))
 	if alive == 0 {
 		if len(errs) == 0 { // every connection had already missed part of the message
@@ -510,22 +558,28 @@ func (sp *SendPort) Close() error {
 	conns := sp.conns
 	sp.conns = nil
 	sp.mu.Unlock()
-	var errs []error
-	for _, oc := range conns {
-		if clean {
-			if err := oc.closeClean(); err != nil {
-				errs = append(errs, err)
-			}
-			continue
+	if clean {
+		// Each goodbye may wait up to closeGrace for a receiver that does not read:
+		// say them all at once, so closing takes that long at most, not that long per
+		// connection.
+		results := make([]error, len(conns))
+		var wg sync.WaitGroup
+		for i, oc := range conns {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				results[i] = oc.closeClean()
+			}()
 		}
+		wg.Wait()
+		return errors.Join(results...)
+	}
+	for _, oc := range conns {
 		oc.mu.Lock()
 		oc.gone.Store(true)
 		oc.why = fmt.Errorf("%w: send port %s was closed while this message was live", ipl.ErrClosed, sp.id)
 		oc.mu.Unlock()
 		_ = oc.c.Close()
 	}
-	if !clean {
-		errs = append(errs, fmt.Errorf("close %s: %w: a message was still live after %v; its connections were cut", sp.id, ipl.ErrConnectionLost, closeGrace))
-	}
-	return errors.Join(errs...)
+	return fmt.Errorf("close %s: %w: a message was still live after %v; its connections were cut", sp.id, ipl.ErrConnectionLost, closeGrace)
 }

@@ -35,8 +35,8 @@ type Acceptor interface {
 type OutConn interface {
 	// WritePacket puts whole packets on the connection; it may consume bufs.
 	WritePacket(bufs net.Buffers) error
-	// Close ends the connection; the caller has already written a Close packet when the
-	// ending is clean.
+	// Close ends the connection at once; the caller has already written a Close packet
+	// (and drained it, for a Drainer) when the ending is clean.
 	Close() error
 }
 
