@@ -145,11 +145,15 @@ func (sp *SendPort) Connect(ctx context.Context, to ipl.IbisIdentifier, port str
 
 	req := &Request{From: sp.id, To: port, PortType: sp.pt.String(), Target: to.String()}
 	backoff := 2 * time.Millisecond
+	var last error // the receiver's last "not yet", for a timeout to report
 	for {
 		oc := &outConn{sp: sp, to: rid}
 		c, rep, err := sp.in.tr.Dial(ctx, to.Address, req, func(err error) { _ = oc.broken(err) })
 		if err != nil {
 			if ctx.Err() != nil {
+				if last != nil {
+					return fmt.Errorf("%w (last answer: %w)", ctxError(ctx, what), last)
+				}
 				return ctxError(ctx, what)
 			}
 			return fmt.Errorf("%s: %w", what, err)
@@ -178,6 +182,7 @@ func (sp *SendPort) Connect(ctx context.Context, to ipl.IbisIdentifier, port str
 			return nil
 		}
 		rerr := rep.Err()
+		last = rerr
 		// No such port and disabled mean "not yet". Already connected can only come from
 		// the receiver: it has not yet seen this port's earlier connection end (a
 		// Disconnect followed at once by a Connect), so that is "not yet" too.
