@@ -37,13 +37,12 @@ func TestFinishReportsUndeliveredMessage(t *testing.T) {
 	if err := sp.Connect(ctx, ib.Identifier(), "in"); err != nil {
 		t.Fatal(err)
 	}
+	m, err := sp.NewMessage(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
 	done := make(chan error, 1)
 	go func() {
-		m, err := sp.NewMessage(ctx)
-		if err != nil {
-			done <- err
-			return
-		}
 		werr := m.WriteArray(make([]int64, 16<<20)) // 128 MiB
 		_, ferr := m.Finish()
 		done <- errors.Join(werr, ferr)

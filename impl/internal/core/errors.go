@@ -58,7 +58,8 @@ func ctxError(ctx context.Context, what string) error {
 	switch {
 	case errors.Is(cause, ipl.ErrClosed):
 		return fmt.Errorf("%s: %w", what, ipl.ErrClosed)
-	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+	case ctx.Err() == nil, errors.Is(ctx.Err(), context.DeadlineExceeded):
+		// (nil: the deadline passed and the context has not noticed yet.)
 		return fmt.Errorf("%s: %w: %w", what, ipl.ErrTimeout, context.DeadlineExceeded)
 	default:
 		return fmt.Errorf("%s: %w", what, cause)

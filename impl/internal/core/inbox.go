@@ -22,12 +22,13 @@ const (
 	// inboxChunk is the smallest buffer an inbox allocates for pushed bytes.
 	inboxChunk = 4 << 10
 	// InboxHighWater is how many unread bytes an inbox holds before Push asks the
-	// transport to stop reading the connection; InboxLowWater is where the inbox
-	// calls the resume function again. The high-water mark is above the largest
-	// first packet a reader accepts, so a paused connection always has a message
-	// ready to start.
-	InboxHighWater = 4 << 20
-	InboxLowWater  = 1 << 20
+	// transport to stop reading the connection, and PortHighWater how many all the
+	// inboxes of one port hold; InboxLowWater is where an inbox calls the resume
+	// function again. Only an inbox whose next message can start (or that is being
+	// read) is paused, so a paused connection is always on its way to being drained.
+	InboxHighWater = 1 << 20
+	InboxLowWater  = 256 << 10
+	PortHighWater  = 32 << 20
 )
 
 // Inbox is the receive side of a push-mode connection. The transport calls Push with
@@ -88,7 +89,9 @@ func (b *Inbox) Push(p []byte) (full bool) {
 	}
 	b.store(p)
 	b.scan(p)
-	full = b.n >= InboxHighWater
+	total := b.port.push.buffered.Add(int64(len(p)))
+	startable := b.starts > 0 || b.owned || b.garbage
+	full = startable && (b.n >= InboxHighWater || total >= PortHighWater)
 	if full {
 		b.paused = true
 	}
@@ -254,6 +257,7 @@ func (b *Inbox) take(p []byte) int {
 		b.chunks = nil
 	}
 	b.n -= n
+	b.port.push.buffered.Add(-int64(n))
 	return n
 }
 

@@ -1,6 +1,9 @@
 package core
 
-import "sync"
+import (
+	"sync"
+	"sync/atomic"
+)
 
 // pushQueue is a receive port's FIFO of inboxes with something to read, and the state
 // of the one goroutine that serves them.
@@ -9,6 +12,8 @@ type pushQueue struct {
 	mu      sync.Mutex
 	pending []*Inbox
 	sig     chan struct{} // capacity 1: the list went from empty to non-empty
+	// buffered counts the unread bytes of all the port's inboxes.
+	buffered atomic.Int64
 }
 
 // startPump starts the port's pump the first time a push-mode connection arrives.

@@ -150,7 +150,9 @@ func (sp *SendPort) Connect(ctx context.Context, to ipl.IbisIdentifier, port str
 		oc := &outConn{sp: sp, to: rid}
 		c, rep, err := sp.in.tr.Dial(ctx, to.Address, req, func(err error) { _ = oc.broken(err) })
 		if err != nil {
-			if ctx.Err() != nil {
+			// A dial cut short by the deadline may return before the context
+			// itself reports it: the clock decides.
+			if dl, ok := ctx.Deadline(); ctx.Err() != nil || ok && !time.Now().Before(dl) {
 				if last != nil {
 					return fmt.Errorf("%w (last answer: %w)", ctxError(ctx, what), last)
 				}
