@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/ibisgo/ibis/internal/leakcheck"
 )
 
 // TestMain lets the test binary play the peer processes the suite starts: a process
@@ -19,7 +21,7 @@ func TestMain(m *testing.M) {
 	if args, ok := peerArgs(); ok {
 		os.Exit(run(context.Background(), args, os.Stdout, os.Stderr))
 	}
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(m, leakcheck.Options()...)
 }
 
 // testTimeout bounds one end-to-end run; it only ends a hung run.
@@ -63,7 +65,7 @@ func TestUsage(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("-h: exit %d", code)
 	}
-	for _, name := range []string{"pingpong", "throughput", "arrays2d", "masterworker", "connect"} {
+	for _, name := range []string{"pingpong", "throughput", "arrays2d", "masterworker", "connect", "manytoone", "latency"} {
 		if !strings.Contains(out, name) {
 			t.Errorf("usage does not list %s:\n%s", name, out)
 		}
@@ -75,7 +77,8 @@ func TestUsage(t *testing.T) {
 		t.Fatalf("unknown subcommand: exit %d, %q", code, errs)
 	}
 	code, _, errs := runCmd(t, "pingpong", "-h")
-	if code != 0 || !strings.Contains(errs, "-impl nio only") || !strings.Contains(errs, "-max-size") {
+	if code != 0 || !strings.Contains(errs, "-impl nio only") || !strings.Contains(errs, "-max-size") ||
+		!strings.Contains(errs, "registered: tcp, nio") {
 		t.Fatalf("pingpong -h: exit %d\n%s", code, errs)
 	}
 }
@@ -86,7 +89,8 @@ func TestBadFlags(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"pingpong", "-impl", "nio"}, 1, `ipl: no implementation: "nio" is not linked in`},
+		{[]string{"pingpong", "-impl", "nosuch"}, 1, `ipl: no implementation: "nosuch" is not linked in (have tcp, nio)`},
+		{[]string{"pingpong", "-impl", "nio", "-nio-receive", "select"}, 2, `-nio-receive "select": want one of blocking, nonblocking, thread`},
 		{[]string{"pingpong", "-nio-send", "fast"}, 2, `-nio-send "fast"`},
 		{[]string{"pingpong", "-plot", "x.gif"}, 2, "must end in .png or .svg"},
 		{[]string{"pingpong", "-types", "strings"}, 1, `unknown payload kind "strings"`},
@@ -95,6 +99,8 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"masterworker", "-workers", "0"}, 1, "at least 1"},
 		{[]string{"connect", "extra"}, 2, `unexpected argument "extra"`},
 		{[]string{"throughput", "-size", "12"}, 1, "multiple of 8"},
+		{[]string{"manytoone", "-conns", "2", "-senders", "3"}, 1, "-senders 3"},
+		{[]string{"latency", "-variants", "tcp:thread/thread"}, 1, "flavours apply to nio only"},
 	} {
 		code, _, errs := runCmd(t, tc.args...)
 		if code != tc.code || !strings.Contains(errs, tc.want) {

@@ -49,3 +49,17 @@ func TestMasterWorkerRun(t *testing.T) {
 		}
 	}
 }
+
+// TestMasterWorkerNio runs the experiment over impl/nio with the thread flavours
+// (the master's many-to-one receive port and every worker's ports).
+func TestMasterWorkerNio(t *testing.T) {
+	_, rep := mustRun(t, "masterworker", "-impl", "nio", "-nio-send", "thread", "-nio-receive", "thread",
+		"-workers", "1,2", "-workers-per-process", "1", "-duration", "30ms", "-reps", "1", "-no-raw")
+	values := rep["values"].(map[string]any)
+	if values["implementation"] != "nio" || len(values["points"].([]any)) != 2 {
+		t.Fatalf("values %v", values)
+	}
+	if p := values["properties"].(map[string]any); p["nio.send"] != "thread" || p["nio.receive"] != "thread" {
+		t.Fatalf("properties %v", p)
+	}
+}

@@ -34,13 +34,15 @@ type op byte
 
 // The ops every peer serves. Experiments add their own with registerOp.
 const (
-	opQuit    op = iota + 1 // the run is over
-	opPing                  // answer with an empty message
-	opEcho                  // spec, payload: answer with the same payload
-	opSink                  // spec, ack flag, payload: answer with an empty message when ack is set
-	opRaw                   // answer with the address of this peer's raw-socket server
-	opJoin                  // connect experiment: join a pool (see connect.go)
-	opWorkers               // masterworker experiment: run workers (see masterworker.go)
+	opQuit      op = iota + 1 // the run is over
+	opPing                    // answer with an empty message
+	opEcho                    // spec, payload: answer with the same payload
+	opSink                    // spec, ack flag, payload: answer with an empty message when ack is set
+	opRaw                     // answer with the address of this peer's raw-socket server
+	opJoin                    // connect experiment: join a pool (see connect.go)
+	opWorkers                 // masterworker experiment: run workers (see masterworker.go)
+	opManyToOne               // manytoone experiment: open sender connections (see m2osender.go)
+	opLatency                 // latency experiment: serve echo variants (see latencypeer.go)
 )
 
 // opHandler serves one request: it reads the request's arguments, must finish m

@@ -13,7 +13,8 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/ibisgo/ibis/cmd/ibis-bench/internal/report"
-	_ "github.com/ibisgo/ibis/impl/tcp" // the implementations -impl can name
+	_ "github.com/ibisgo/ibis/impl/nio" // the implementations -impl can name
+	_ "github.com/ibisgo/ibis/impl/tcp"
 	"github.com/ibisgo/ibis/ipl"
 )
 

@@ -22,13 +22,16 @@ const (
 	// inboxChunk is the smallest buffer an inbox allocates for pushed bytes.
 	inboxChunk = 4 << 10
 	// InboxHighWater is how many unread bytes an inbox holds before Push asks the
-	// transport to stop reading the connection, and PortHighWater how many all the
-	// inboxes of one port hold; InboxLowWater is where an inbox calls the resume
-	// function again. Only an inbox whose next message can start (or that is being
-	// read) is paused, so a paused connection is always on its way to being drained.
+	// transport to stop reading the connection; it resumes once the reader has taken
+	// it below InboxLowWater. PortHighWater bounds the unread bytes of all the inboxes
+	// of one port: past it, every inbox that pushes more is parked, and the parked
+	// ones resume together once the port is below PortLowWater. Only an inbox whose
+	// next message can start (or that is being read) is paused, so a paused inbox is
+	// always on its way to being drained.
 	InboxHighWater = 1 << 20
 	InboxLowWater  = 256 << 10
-	PortHighWater  = 32 << 20
+	PortHighWater  = 4 << 20
+	PortLowWater   = 2 << 20
 )
 
 // Inbox is the receive side of a push-mode connection. The transport calls Push with
@@ -57,7 +60,8 @@ type Inbox struct {
 	starts  int   // messages not yet read whose start can be read without waiting
 	garbage bool  // the stream does not parse: let the reader report it
 
-	paused bool
+	paused bool // Push asked the transport to stop reading
+	parked bool // ... because of the port's budget: the port resumes it
 	resume func()
 }
 
@@ -90,13 +94,20 @@ func (b *Inbox) Push(p []byte) (full bool) {
 	b.store(p)
 	b.scan(p)
 	total := b.port.push.buffered.Add(int64(len(p)))
-	startable := b.starts > 0 || b.owned || b.garbage
-	full = startable && (b.n >= InboxHighWater || total >= PortHighWater)
-	if full {
-		b.paused = true
+	park := false
+	if b.starts > 0 || b.owned || b.garbage {
+		switch {
+		case b.n >= InboxHighWater:
+			full, b.paused = true, true
+		case total >= PortHighWater && !b.parked:
+			full, b.paused, b.parked, park = true, true, true, true
+		}
 	}
 	enqueue := b.readyLocked()
 	b.mu.Unlock()
+	if park {
+		b.port.park(b)
+	}
 	b.signal(enqueue)
 	return full
 }
@@ -212,13 +223,16 @@ func (b *Inbox) Read(p []byte) (int, error) {
 		if b.n > 0 {
 			n := b.take(p)
 			var resume func()
-			if b.paused && b.n < InboxLowWater {
+			if b.paused && !b.parked && b.n < InboxLowWater {
 				b.paused = false
 				resume = b.resume
 			}
 			b.mu.Unlock()
 			if resume != nil {
 				resume()
+			}
+			if b.port.push.buffered.Load() < PortLowWater {
+				b.port.unpark()
 			}
 			return n, nil
 		}
@@ -259,6 +273,28 @@ func (b *Inbox) take(p []byte) int {
 	b.n -= n
 	b.port.push.buffered.Add(-int64(n))
 	return n
+}
+
+// discard drops what the inbox still holds, for a connection the port retires.
+func (b *Inbox) discard() {
+	b.mu.Lock()
+	n := b.n
+	b.chunks, b.off, b.n = nil, 0, 0
+	b.mu.Unlock()
+	if n > 0 {
+		b.port.push.buffered.Add(-int64(n))
+	}
+}
+
+// unparked takes the inbox out of its park; it returns the resume function to call.
+func (b *Inbox) unparked() func() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.parked {
+		return nil
+	}
+	b.parked, b.paused = false, false
+	return b.resume
 }
 
 // released is called by the pump after a message of the inbox was finished. It queues

@@ -14,6 +14,7 @@ type pushQueue struct {
 	sig     chan struct{} // capacity 1: the list went from empty to non-empty
 	// buffered counts the unread bytes of all the port's inboxes.
 	buffered atomic.Int64
+	parked   []*Inbox // paused for the port's budget (see PortHighWater)
 }
 
 // startPump starts the port's pump the first time a push-mode connection arrives.
@@ -33,6 +34,39 @@ func (p *ReceivePort) enqueueInbox(b *Inbox) {
 	select {
 	case q.sig <- struct{}{}:
 	default:
+	}
+}
+
+// park remembers an inbox paused for the port's budget.
+func (p *ReceivePort) park(b *Inbox) {
+	q := &p.push
+	q.mu.Lock()
+	q.parked = append(q.parked, b)
+	q.mu.Unlock()
+}
+
+// unparkRead is what a resumed connection is assumed to bring in before it is parked
+// again (one read of an event loop).
+const unparkRead = 64 << 10
+
+// unpark resumes parked inboxes, oldest first, as many as the port's budget has room
+// for; the reader calls it once the port has drained below PortLowWater. Resuming
+// them all at once would let each bring in a read's worth before it parks again.
+func (p *ReceivePort) unpark() {
+	q := &p.push
+	room := int((PortHighWater - q.buffered.Load()) / unparkRead)
+	q.mu.Lock()
+	k := min(max(room, 1), len(q.parked))
+	list := q.parked[:k:k]
+	q.parked = q.parked[k:]
+	if len(q.parked) == 0 {
+		q.parked = nil
+	}
+	q.mu.Unlock()
+	for _, b := range list {
+		if resume := b.unparked(); resume != nil {
+			resume()
+		}
 	}
 }
 
@@ -87,6 +121,7 @@ func (p *ReceivePort) serveInbox(b *Inbox) bool {
 	if err != nil {
 		p.connEnded(ic, err)
 		_ = ic.c.Close()
+		b.discard()
 		return !p.isClosed()
 	}
 	select {
@@ -102,6 +137,7 @@ func (p *ReceivePort) serveInbox(b *Inbox) bool {
 	if m.fatal != nil {
 		p.connEnded(ic, m.fatal)
 		_ = ic.c.Close()
+		b.discard()
 		return true
 	}
 	b.released()
