@@ -8,10 +8,10 @@
 //     packets per connection, a multicast queues one reference-counted copy for all its
 //     connections, and finishing a message waits until the queue is written. A receive
 //     port's connections are read by the event loops into per-connection inboxes, and a
-//     receive takes the next connection that holds a whole message from a queue: no
-//     goroutine and no read buffer per connection;
-//   - thread: like nonblocking, on a second engine with a single event loop locked to
-//     its OS thread that does all the I/O of the instance's thread-flavour ports.
+//     receive takes, from a queue, the next connection whose next message can start
+//     (its first packet has arrived): no goroutine and no read buffer per connection;
+//   - thread: like nonblocking, on a second engine with a single event loop: one
+//     dedicated goroutine does all the I/O of the instance's thread-flavour ports.
 //
 // The flavour comes from the port type's capabilities (sendport.blocking,
 // receiveport.thread, ...), else from the property nio.send / nio.receive (or

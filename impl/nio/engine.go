@@ -62,11 +62,10 @@ func (*handler) OnClose(c gnet.Conn, err error) gnet.Action {
 	return gnet.None
 }
 
-func newEngine(name string, loops int, lockThread bool, log *zap.Logger) (*engine, error) {
+func newEngine(name string, loops int, log *zap.Logger) (*engine, error) {
 	opts := []gnet.Option{
 		gnet.WithLogger(zapLogger{log.Sugar()}),
 		gnet.WithNumEventLoop(loops),
-		gnet.WithLockOSThread(lockThread),
 		gnet.WithTCPNoDelay(gnet.TCPNoDelay),
 	}
 	cli, err := gnet.NewClient(&handler{}, opts...)

@@ -66,7 +66,7 @@ func (t *transport) Start(acc core.Acceptor) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	loop, err := newEngine("nonblocking", t.loops, false, t.log.Named("gnet"))
+	loop, err := newEngine("nonblocking", t.loops, t.log.Named("gnet"))
 	if err != nil {
 		_ = ln.Close()
 		return "", err
@@ -87,7 +87,7 @@ func (t *transport) engineFor(f Flavour) (*engine, error) {
 		return nil, fmt.Errorf("nio: %w", ipl.ErrClosed)
 	}
 	if t.thread == nil {
-		e, err := newEngine("thread", 1, true, t.log.Named("gnet-thread"))
+		e, err := newEngine("thread", 1, t.log.Named("gnet-thread"))
 		if err != nil {
 			return nil, err
 		}
