@@ -84,12 +84,21 @@ func (p *ReceivePort) receiveDirect(ctx context.Context) (*readMessage, error) {
 		ic := p.directConn
 		p.mu.Unlock()
 		if ic == nil {
+			if m := p.takePush(); m != nil {
+				return m, nil
+			}
 			select {
 			case <-p.connArrived:
 				continue
 			case m := <-p.ready:
 				// A connection the transport cannot read directly delivers the usual way.
 				return m, nil
+			case <-p.push.sig:
+				// So does a push-mode connection (an event loop reads it).
+				if m := p.takePush(); m != nil {
+					return m, nil
+				}
+				continue
 			case <-ctx.Done():
 				return nil, ctxError(ctx, p.what("receive"))
 			case <-p.closed:

@@ -13,7 +13,7 @@ import (
 // connection's Inbox; no goroutine waits on the connection. The receive port keeps a
 // FIFO of inboxes whose next message can be started without waiting (its first packet
 // is whole, or is a bulk packet whose body the reader streams, or cannot be valid), or
-// that ended, and one pump goroutine per port takes the next inbox from it. So a
+// that ended, and whoever receives takes the next inbox from it (pump.go). So a
 // Receive never scans the connections, a sender that stalls halfway through the start
 // of a message holds up nobody, and a thousand idle senders cost a thousand small
 // structs, not a thousand goroutines and read buffers.
@@ -40,15 +40,16 @@ type Inbox struct {
 	port *ReceivePort
 	ic   *inConn
 
-	mu     sync.Mutex
-	chunks [][]byte // unread bytes, oldest first; chunks[0][off:] is next
-	off    int
-	n      int   // unread bytes in all chunks
-	ended  bool  // End was called: nothing follows the buffered bytes
-	endErr error // why it ended (nil: the peer closed the socket)
-	owned  bool  // the port's pump is reading a message of this inbox
-	queued bool  // on the port's pending list
-	wake   chan struct{}
+	mu      sync.Mutex
+	chunks  [][]byte // unread bytes, oldest first; chunks[0][off:] is next
+	off     int
+	n       int   // unread bytes in all chunks
+	ended   bool  // End was called: nothing follows the buffered bytes
+	endErr  error // why it ended (nil: the peer closed the socket)
+	owned   bool  // a receiver is reading a message of this inbox
+	queued  bool  // on the port's pending list
+	retired bool  // handed to the port as ended (or broken): nothing more to do
+	wake    chan struct{}
 
 	// The scan of the stream ahead of the reader, packet by packet.
 	hdr     [serialization.HeaderSize]byte
@@ -58,7 +59,11 @@ type Inbox struct {
 	first   bool  // the current packet is the first of its message
 	counted bool  // the current first packet was counted as startable at its header
 	starts  int   // messages not yet read whose start can be read without waiting
-	garbage bool  // the stream does not parse: let the reader report it
+	msgSize int64 // bytes of the message the scan is in
+	bad     error // the stream broke at the scan's position (no valid packet follows)
+	goodbye bool  // the scan met the sender's close packet: nothing follows it
+
+	maxMsg int64 // the message size limit the reader applies
 
 	paused bool // Push asked the transport to stop reading
 	parked bool // ... because of the port's budget: the port resumes it
@@ -73,8 +78,8 @@ func (a *Acceptance) Inbox(resume func()) *Inbox {
 	p := a.port
 	b := &Inbox{port: p, ic: a.ic, wake: make(chan struct{}, 1), resume: resume}
 	a.ic.rd = serialization.NewReader(p.kind, b, serialization.WithReaderMaxMessageSize(p.in.cfg.MaxMessageSize))
+	b.maxMsg = p.in.cfg.MaxMessageSize
 	a.ic.inbox = b
-	p.startPump()
 	return b
 }
 
@@ -95,7 +100,7 @@ func (b *Inbox) Push(p []byte) (full bool) {
 	b.scan(p)
 	total := b.port.push.buffered.Add(int64(len(p)))
 	park := false
-	if b.starts > 0 || b.owned || b.garbage {
+	if b.starts > 0 || b.owned {
 		switch {
 		case b.n >= InboxHighWater:
 			full, b.paused = true, true
@@ -103,12 +108,12 @@ func (b *Inbox) Push(p []byte) (full bool) {
 			full, b.paused, b.parked, park = true, true, true, true
 		}
 	}
-	enqueue := b.readyLocked()
+	step, why := b.stepLocked()
 	b.mu.Unlock()
 	if park {
 		b.port.park(b)
 	}
-	b.signal(enqueue)
+	b.take1(step, why)
 	return full
 }
 
@@ -121,9 +126,9 @@ func (b *Inbox) End(err error) {
 		return
 	}
 	b.ended, b.endErr = true, err
-	enqueue := b.readyLocked()
+	step, why := b.stepLocked()
 	b.mu.Unlock()
-	b.signal(enqueue)
+	b.take1(step, why)
 }
 
 // store appends a copy of p to the chunks.
@@ -142,9 +147,11 @@ func (b *Inbox) store(p []byte) {
 	b.n += len(p)
 }
 
-// scan follows the packet structure of the newly pushed bytes.
+// scan follows the packet structure of the newly pushed bytes. It checks what the
+// reader would refuse at a packet's header (see Reader.parse), so that a connection
+// whose next message is bad is retired at once, as a reader goroutine would.
 func (b *Inbox) scan(p []byte) {
-	for len(p) > 0 && !b.garbage {
+	for len(p) > 0 && b.bad == nil && !b.goodbye {
 		if b.skip > 0 {
 			k := int64(len(p))
 			if k > b.skip {
@@ -164,23 +171,49 @@ func (b *Inbox) scan(p []byte) {
 			return
 		}
 		b.hdrN = 0
-		size, flags, ok := serialization.Frame(b.hdr[:])
-		if !ok {
-			b.garbage = true
-			return
+		b.header()
+	}
+}
+
+// header takes in the packet header in b.hdr.
+func (b *Inbox) header() {
+	size, flags, ok := serialization.Frame(b.hdr[:])
+	switch {
+	case !ok:
+		b.bad = fmt.Errorf("%w: bytes that are not a packet header", serialization.ErrCorrupt)
+		return
+	case flags&serialization.FlagClose != 0:
+		if b.inMsg {
+			b.bad = fmt.Errorf("%w in the middle of a message", serialization.ErrClosedByPeer)
+		} else {
+			b.goodbye = true
 		}
-		b.first = !b.inMsg
-		b.inMsg = flags&(serialization.FlagEnd|serialization.FlagClose) == 0
-		b.skip = size - serialization.HeaderSize
-		// The reader does not wait for the body of a bulk packet, nor for that of a
-		// small packet larger than it accepts (it refuses the header).
-		b.counted = b.first && (flags&serialization.FlagBulk != 0 || b.skip > serialization.DefaultReaderMaxPacketSize)
-		if b.counted {
-			b.starts++
-		}
-		if b.skip == 0 {
-			b.packetDone()
-		}
+		return
+	}
+	b.first = !b.inMsg
+	b.inMsg = flags&serialization.FlagEnd == 0
+	if b.first {
+		b.msgSize = 0
+	}
+	b.msgSize += size
+	b.skip = size - serialization.HeaderSize
+	switch {
+	case b.msgSize > b.maxMsg:
+		b.bad = fmt.Errorf("%w: %w: a packet takes the message to %d bytes, over the limit of %d bytes",
+			serialization.ErrCorrupt, serialization.ErrTooLarge, b.msgSize, b.maxMsg)
+		return
+	case flags&serialization.FlagBulk == 0 && b.skip > serialization.DefaultReaderMaxPacketSize:
+		b.bad = fmt.Errorf("%w: %w: packet body of %d bytes exceeds the maximum packet size of %d bytes",
+			serialization.ErrCorrupt, serialization.ErrTooLarge, b.skip, serialization.DefaultReaderMaxPacketSize)
+		return
+	}
+	// The reader does not wait for the body of a bulk packet.
+	b.counted = b.first && flags&serialization.FlagBulk != 0
+	if b.counted {
+		b.starts++
+	}
+	if b.skip == 0 {
+		b.packetDone()
 	}
 }
 
@@ -191,27 +224,55 @@ func (b *Inbox) packetDone() {
 	}
 }
 
-// readyLocked reports whether the inbox should go on the port's pending list now, and
-// marks it queued if so.
-func (b *Inbox) readyLocked() bool {
-	if b.owned || b.queued {
-		return false
+// Steps an inbox can need after a change.
+const (
+	stepNone   = iota
+	stepQueue  // its next message can start: on the port's pending list
+	stepRetire // its next item is its end: the port drops the connection now
+)
+
+// stepLocked decides what the inbox needs now. A message that can start queues it;
+// with none, an end that comes next (the sender's goodbye, bytes that cannot be
+// valid, the socket's end) retires the connection at once, without waiting for a
+// receiver, as a connection's reader goroutine would.
+func (b *Inbox) stepLocked() (int, error) {
+	if b.owned || b.queued || b.retired {
+		return stepNone, nil
 	}
-	if b.starts > 0 || b.garbage || b.ended {
+	if b.starts > 0 {
 		b.queued = true
-		return true
+		return stepQueue, nil
 	}
-	return false
+	var why error
+	switch {
+	case b.bad != nil:
+		why = b.bad
+	case b.goodbye:
+		why = serialization.ErrClosedByPeer
+	case b.ended && b.endErr != nil:
+		why = b.endErr
+	case b.ended && b.n > 0:
+		why = fmt.Errorf("%w: the connection ended inside a message", serialization.ErrCorrupt)
+	case b.ended:
+		why = fmt.Errorf("the sender went away without closing its port: %w", io.EOF)
+	default:
+		return stepNone, nil
+	}
+	b.retired = true
+	return stepRetire, why
 }
 
-// signal wakes a reader waiting on the inbox and queues the inbox when asked to.
-func (b *Inbox) signal(enqueue bool) {
+// take1 carries out a step outside the inbox's lock.
+func (b *Inbox) take1(step int, why error) {
+	switch step {
+	case stepQueue:
+		b.port.enqueueInbox(b)
+	case stepRetire:
+		b.port.retireInbox(b, why)
+	}
 	select {
 	case b.wake <- struct{}{}:
 	default:
-	}
-	if enqueue {
-		b.port.enqueueInbox(b)
 	}
 }
 
@@ -297,17 +358,16 @@ func (b *Inbox) unparked() func() {
 	return b.resume
 }
 
-// released is called by the pump after a message of the inbox was finished. It queues
-// the inbox again when the next message can start.
+// released is called when a message of the inbox was finished. It queues the inbox
+// again when the next message can start, or retires the connection when its end is
+// next.
 func (b *Inbox) released() {
 	b.mu.Lock()
 	if b.starts > 0 {
 		b.starts--
 	}
 	b.owned = false
-	enqueue := b.readyLocked()
+	step, why := b.stepLocked()
 	b.mu.Unlock()
-	if enqueue {
-		b.port.enqueueInbox(b)
-	}
+	b.take1(step, why)
 }

@@ -5,24 +5,17 @@ import (
 	"sync/atomic"
 )
 
-// pushQueue is a receive port's FIFO of inboxes with something to read, and the state
-// of the one goroutine that serves them.
+// pushQueue is a receive port's FIFO of inboxes whose next message can start. Whoever
+// holds the port's token (a Receive, a Poll, the upcall dispatcher) takes the oldest
+// and starts its message on its own goroutine: no goroutine sits between the event
+// loop and the receiver.
 type pushQueue struct {
-	once    sync.Once
 	mu      sync.Mutex
 	pending []*Inbox
-	sig     chan struct{} // capacity 1: the list went from empty to non-empty
+	sig     chan struct{} // capacity 1: an inbox was queued
 	// buffered counts the unread bytes of all the port's inboxes.
 	buffered atomic.Int64
 	parked   []*Inbox // paused for the port's budget (see PortHighWater)
-}
-
-// startPump starts the port's pump the first time a push-mode connection arrives.
-func (p *ReceivePort) startPump() {
-	p.push.once.Do(func() {
-		p.push.sig = make(chan struct{}, 1)
-		p.in.Go(p.pump)
-	})
 }
 
 // enqueueInbox puts an inbox at the end of the pending list.
@@ -70,76 +63,60 @@ func (p *ReceivePort) unpark() {
 	}
 }
 
-// nextInbox takes the oldest pending inbox and marks it owned, waiting while there is
-// none; it returns nil when the port closes.
-func (p *ReceivePort) nextInbox() *Inbox {
+// popInbox takes the oldest pending inbox and marks it owned, or returns nil.
+func (p *ReceivePort) popInbox() *Inbox {
 	q := &p.push
-	for {
-		q.mu.Lock()
-		if len(q.pending) > 0 {
-			b := q.pending[0]
-			q.pending[0] = nil
-			q.pending = q.pending[1:]
-			if len(q.pending) == 0 {
-				q.pending = nil
-			}
-			q.mu.Unlock()
-			b.mu.Lock()
-			b.queued, b.owned = false, true
-			b.mu.Unlock()
-			return b
-		}
+	q.mu.Lock()
+	if len(q.pending) == 0 {
 		q.mu.Unlock()
-		select {
-		case <-q.sig:
-		case <-p.closed:
+		return nil
+	}
+	b := q.pending[0]
+	q.pending[0] = nil
+	q.pending = q.pending[1:]
+	if len(q.pending) == 0 {
+		q.pending = nil
+	}
+	q.mu.Unlock()
+	b.mu.Lock()
+	b.queued, b.owned = false, true
+	b.mu.Unlock()
+	return b
+}
+
+// takePush starts the next message of the oldest pending inbox, retiring connections
+// that ended or broke on the way; it returns nil when none is pending. The caller
+// holds the token. It does not wait: a pending inbox holds its next message's first
+// packet, or ended.
+func (p *ReceivePort) takePush() *readMessage {
+	for {
+		b := p.popInbox()
+		if b == nil {
 			return nil
 		}
+		m, err := p.startMessage(b.ic)
+		if err == nil {
+			return m
+		}
+		p.retireInbox(b, err)
 	}
 }
 
-// pump delivers the messages of push-mode connections, one at a time, in the order
-// their inboxes became ready; each connection stays FIFO because its inbox is on the
-// list at most once and not while a message of it is live.
-func (p *ReceivePort) pump() {
-	for {
-		b := p.nextInbox()
-		if b == nil {
-			return
-		}
-		if !p.serveInbox(b) {
-			return
-		}
-	}
+// retireInbox drops a push-mode connection that ended or broke.
+func (p *ReceivePort) retireInbox(b *Inbox, err error) {
+	b.mu.Lock()
+	b.retired = true
+	b.mu.Unlock()
+	p.connEnded(b.ic, err)
+	_ = b.ic.c.Close()
+	b.discard()
 }
 
-// serveInbox delivers the next message of b, or retires b's connection when it ended
-// or broke. It returns false when the port closed.
-func (p *ReceivePort) serveInbox(b *Inbox) bool {
-	ic := b.ic
-	m, err := p.startMessage(ic)
-	if err != nil {
-		p.connEnded(ic, err)
-		_ = ic.c.Close()
-		b.discard()
-		return !p.isClosed()
-	}
-	select {
-	case p.ready <- m:
-	case <-p.closed:
-		return false
-	}
-	select {
-	case <-ic.done:
-	case <-p.closed:
-		return false
-	}
+// pushFinished is Finish's part for a message of a push-mode connection.
+func (p *ReceivePort) pushFinished(m *readMessage) {
 	if m.fatal != nil {
-		p.connEnded(ic, m.fatal)
-		_ = ic.c.Close()
-		b.discard()
-		return true
+		p.retireInbox(m.ic.inbox, m.fatal)
+		return
 	}
-	b.released()
-	return true
+	m.ic.inbox.released()
 }

@@ -81,12 +81,15 @@ func (m *readMessage) Finish() (int64, error) {
 		m.handedOff = true
 	}
 	m.mu.Unlock()
-	if m.ic.direct != nil {
+	switch {
+	case m.ic.direct != nil:
 		if m.fatal != nil {
 			m.port.directEnded(m.ic, m.fatal)
 			_ = m.ic.c.Close()
 		}
-	} else {
+	case m.ic.inbox != nil:
+		m.port.pushFinished(m)
+	default:
 		m.ic.done <- struct{}{}
 	}
 	<-m.port.token

@@ -82,6 +82,7 @@ func newReceivePort(in *Instance, pt ipl.PortType, name string, cfg ipl.ReceiveP
 		enabled: !cfg.ConnectionsDisabled,
 
 		connArrived: make(chan struct{}, 1),
+		push:        pushQueue{sig: make(chan struct{}, 1)},
 		numbered:    pt.Has(ipl.CommunicationNumbered),
 		explicit:    pt.Has(ipl.ReceiveExplicit),
 	}
@@ -284,18 +285,57 @@ func (p *ReceivePort) Receive(ctx context.Context) (ipl.ReadMessage, error) {
 		}
 		return m, nil
 	}
-	if m := p.takeStash(); m != nil {
+	m, why := p.next(ctx.Done(), nil, true)
+	switch why {
+	case gotMessage:
 		return m, nil
-	}
-	select {
-	case m := <-p.ready:
-		return m, nil
-	case <-ctx.Done():
-		<-p.token
-		return nil, ctxError(ctx, p.what("receive"))
-	case <-p.closed:
+	case waitClosed:
 		<-p.token
 		return nil, fmt.Errorf("%s: %w", p.what("receive"), ipl.ErrClosed)
+	default:
+		<-p.token
+		return nil, ctxError(ctx, p.what("receive"))
+	}
+}
+
+// Why a wait for a message ended.
+const (
+	gotMessage = iota
+	waitDone   // the caller's context or stop channel
+	waitClosed // the port closed
+	nothingYet // no message, and the caller would not wait
+)
+
+// next finds the message for the token holder: one stashed as upcalls were disabled,
+// one a connection's goroutine offers on ready, or the start of one from a push-mode
+// inbox. With wait set it waits until one comes, done fires or the port closes.
+func (p *ReceivePort) next(done, stop <-chan struct{}, wait bool) (*readMessage, int) {
+	if m := p.takeStash(); m != nil {
+		return m, gotMessage
+	}
+	for {
+		if m := p.takePush(); m != nil {
+			return m, gotMessage
+		}
+		if !wait {
+			select {
+			case m := <-p.ready:
+				return m, gotMessage
+			default:
+				return nil, nothingYet
+			}
+		}
+		select {
+		case m := <-p.ready:
+			return m, gotMessage
+		case <-p.push.sig:
+		case <-done:
+			return nil, waitDone
+		case <-stop:
+			return nil, waitDone
+		case <-p.closed:
+			return nil, waitClosed
+		}
 	}
 }
 
@@ -322,14 +362,10 @@ func (p *ReceivePort) Poll() (ipl.ReadMessage, error) {
 	default:
 		return nil, nil
 	}
-	m := p.takeStash()
-	if m == nil {
-		select {
-		case m = <-p.ready:
-		default:
-			<-p.token
-			return nil, nil
-		}
+	m, why := p.next(nil, nil, false)
+	if why != gotMessage {
+		<-p.token
+		return nil, nil
 	}
 	if !pollUpcall {
 		return m, nil

@@ -66,17 +66,10 @@ func (p *ReceivePort) dispatch(stop chan struct{}) {
 			return
 		default:
 		}
-		m := p.takeStash()
-		if m == nil {
-			select {
-			case m = <-p.ready:
-			case <-stop:
-				<-p.token
-				return
-			case <-p.closed:
-				<-p.token
-				return
-			}
+		m, why := p.next(nil, stop, true)
+		if why != gotMessage {
+			<-p.token
+			return
 		}
 		select {
 		case <-stop:
