@@ -29,7 +29,7 @@ func Rank() (int, bool) {
 			return v, true
 		}
 	}
-	return 0, false
+	return 0, true // started without a launcher: an MPI singleton
 }
 
 // Args are the mpirun options for np ranks on this machine: as root mpirun needs
@@ -44,7 +44,8 @@ func Args(np int) []string {
 
 // Run starts np ranks of this test binary under mpirun, each running only the test
 // named run (a -test.run pattern), with extra environment variables, and fails t
-// when the job fails or outlives timeout. It returns the job's combined output.
+// when the job fails or outlives timeout. It returns the job's combined output. With
+// np 0 it starts the binary once without mpirun: an MPI singleton.
 func Run(t *testing.T, np int, run string, timeout time.Duration, env ...string) string {
 	t.Helper()
 	mpirun, err := exec.LookPath("mpirun")
@@ -54,6 +55,9 @@ func Run(t *testing.T, np int, run string, timeout time.Duration, env ...string)
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	args := append(Args(np), os.Args[0], "-test.run="+run, "-test.v", "-test.count=1")
+	if np == 0 {
+		mpirun, args = os.Args[0], args[len(args)-3:]
+	}
 	cmd := exec.CommandContext(ctx, mpirun, args...)
 	// mpirun passes SIGTERM on to the ranks and cleans up; SIGKILL would orphan them.
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
