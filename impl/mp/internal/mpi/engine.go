@@ -356,8 +356,7 @@ func (e *Engine) stopStep(l *Loop) (fin bool, err error) {
 	switch {
 	case e.barrier == 0 && e.sends == 0:
 		e.barrier = 1
-		req, pin := e.slot(nil)
-		_ = pin
+		req := e.slot(nil)
 		if err := check("MPI_Ibarrier", C.mp_ibarrier(req)); err != nil {
 			e.reqs = e.reqs[:len(e.reqs)-1]
 			return true, err
@@ -365,9 +364,9 @@ func (e *Engine) stopStep(l *Loop) (fin bool, err error) {
 		e.reqs[len(e.reqs)-1].done = func(error) { e.barrier = 2 }
 	case e.barrier == 2 && len(e.reqs) == 0:
 		// Everyone has posted all it will send; take what is still on its way.
-		for range 3 {
-			if found, _, _ := e.pollOnce(l, false); found {
-				continue
+		for range 100 {
+			if found, _, _ := e.pollOnce(l, false); !found && len(e.reqs) == 0 {
+				break
 			}
 		}
 		if err := check("MPI_Finalize", C.mp_finalize()); err != nil {
@@ -397,12 +396,12 @@ func (e *Engine) grow(n int) {
 
 // slot appends a request entry and returns where MPI writes its handle; pinned is the
 // Pinner for memory the request uses (nil for none).
-func (e *Engine) slot(pinned *runtime.Pinner) (*C.MPI_Request, *runtime.Pinner) {
+func (e *Engine) slot(pinned *runtime.Pinner) *C.MPI_Request {
 	if len(e.reqs) == e.capReqs {
 		e.grow(2 * e.capReqs)
 	}
 	e.reqs = append(e.reqs, request{pin: pinned})
-	return (*C.MPI_Request)(unsafe.Add(unsafe.Pointer(e.creqs), uintptr(len(e.reqs)-1)*unsafe.Sizeof(C.MPI_Request(nil)))), pinned
+	return (*C.MPI_Request)(unsafe.Add(unsafe.Pointer(e.creqs), uintptr(len(e.reqs)-1)*unsafe.Sizeof(C.MPI_Request(nil))))
 }
 
 func (e *Engine) freeC() {

@@ -74,7 +74,7 @@ func (l *Loop) Send(dest, tag int, buf []byte, done func(error)) {
 		return
 	}
 	e := l.e
-	req, _ := e.slot(l.pin(buf))
+	req := e.slot(l.pin(buf))
 	if err := check("MPI_Isend", C.mp_isend(ptr(buf), C.int(len(buf)), C.int(dest), C.int(tag), req)); err != nil {
 		l.fail(fmt.Errorf("sending %d bytes to rank %d: %w", len(buf), dest, err), done)
 		return
@@ -100,7 +100,7 @@ func (l *Loop) Recv(m Message, buf []byte, done func(error)) {
 		return
 	}
 	e := l.e
-	req, _ := e.slot(l.pin(buf))
+	req := e.slot(l.pin(buf))
 	h := m.h
 	if err := check("MPI_Imrecv", C.mp_imrecv(ptr(buf), C.int(m.Size), &h, req)); err != nil {
 		l.fail(fmt.Errorf("receiving %d bytes from rank %d: %w", m.Size, m.Src, err), done)
@@ -122,7 +122,7 @@ func (l *Loop) Bcast(buf []byte, done func(error)) {
 		return
 	}
 	e := l.e
-	req, _ := e.slot(l.pin(buf))
+	req := e.slot(l.pin(buf))
 	if err := check("MPI_Ibcast", C.mp_ibcast(ptr(buf), C.int(len(buf)), req)); err != nil {
 		l.fail(err, done)
 		return
