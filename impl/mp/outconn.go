@@ -133,16 +133,20 @@ func (oc *outConn) WritePacket(bufs net.Buffers) error {
 	case closed:
 		return fmt.Errorf("mp: writing to rank %d: %w", oc.peer, net.ErrClosed)
 	case lostErr != nil:
-		return lostErr
+		// The acceptor dropped the connection and drops what still comes, as a socket
+		// takes writes after its peer closed; core has heard of the loss through lost
+		// and fails the messages that follow. Not failing here lets a sender's goodbye
+		// (the Close packet) to a receiver that left first end cleanly, as over TCP.
+		return nil
 	}
 	t := oc.t
-	var msgs [][]byte
+	var msgs []outMsg
 	var gather []byte
 	direct := 0
 	for i := 0; i < len(bufs); {
 		if len(bufs[i]) >= sendDirectMin {
 			for b := bufs[i]; len(b) > 0; b = b[min(len(b), maxChunk):] {
-				msgs = append(msgs, b[:min(len(b), maxChunk)])
+				msgs = append(msgs, outMsg{b[:min(len(b), maxChunk)], true})
 				direct++
 			}
 			i++
@@ -158,7 +162,7 @@ func (oc *outConn) WritePacket(bufs net.Buffers) error {
 			for _, b := range bufs[i:j] {
 				gather = append(gather, b...)
 			}
-			msgs = append(msgs, gather)
+			msgs = append(msgs, outMsg{gather, false})
 		}
 		i = j
 	}
@@ -183,10 +187,10 @@ func (oc *outConn) WritePacket(bufs net.Buffers) error {
 	ok := t.eng.Do(func(l *mpi.Loop) {
 		tag := fwdTag(oc.c)
 		for _, m := range msgs {
-			if len(m) >= sendDirectMin {
-				l.Send(oc.peer, tag, m, w.complete)
+			if m.inPlace {
+				l.Send(oc.peer, tag, m.b, w.complete)
 			} else {
-				l.Send(oc.peer, tag, m, t.releaseSlot)
+				l.Send(oc.peer, tag, m.b, t.releaseSlot)
 			}
 		}
 	})
@@ -205,6 +209,13 @@ func (oc *outConn) WritePacket(bufs net.Buffers) error {
 	case <-t.closing:
 		return fmt.Errorf("mp: writing to rank %d: %w", oc.peer, ipl.ErrClosed)
 	}
+}
+
+// outMsg is one MPI message of a WritePacket: the caller's memory in place, or a
+// gathered copy.
+type outMsg struct {
+	b       []byte
+	inPlace bool
 }
 
 // releaseSlot frees the slot of a completed gathered send (engine goroutine).
