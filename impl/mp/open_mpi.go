@@ -78,7 +78,7 @@ func open(ctx context.Context, cfg *ipl.Config) (ipl.Ibis, error) {
 			zap.Int("configured", cfg.PoolSize), zap.Int("world_size", w.Size))
 	}
 	cfg.Registry, cfg.Pool, cfg.PoolSize = addr, pool, w.Size
-	tr := newTransport(eng, log, srv, o.closeTimeout)
+	tr := newTransport(eng, log, srv, o)
 	in, err := core.Open(ctx, cfg, Name, tr)
 	if err != nil {
 		// core.Open closed tr (and so the engine and registry) unless Start failed.

@@ -18,6 +18,9 @@ const (
 	// PropMaxSleep: the longest sleep of an idle engine, the worst extra delay of a
 	// message reaching an idle process (default 1ms).
 	PropMaxSleep = "mp.maxsleep"
+	// PropWaitSpin: how long a goroutine waiting for the engine (a receive, an in-place
+	// send) polls for the answer, yielding the CPU, before it blocks (default 50us).
+	PropWaitSpin = "mp.waitspin"
 	// PropCloseTimeout: how long Close waits for every rank to close (default 10m; also
 	// IBIS_MP_CLOSE_TIMEOUT).
 	PropCloseTimeout = "mp.closetimeout"
@@ -30,12 +33,15 @@ const (
 // is long: it only guards against a rank that never closes its Ibis.
 const DefaultCloseTimeout = 10 * time.Minute
 
+// DefaultWaitSpin is PropWaitSpin's default.
+const DefaultWaitSpin = 50 * time.Microsecond
+
 type options struct {
-	spin, maxSleep, closeTimeout time.Duration
+	spin, maxSleep, waitSpin, closeTimeout time.Duration
 }
 
 func parseOptions(cfg *ipl.Config) (options, error) {
-	o := options{closeTimeout: DefaultCloseTimeout}
+	o := options{closeTimeout: DefaultCloseTimeout, waitSpin: DefaultWaitSpin}
 	get := func(key string, into *time.Duration, env string) error {
 		v := cfg.Property(key)
 		if v == "" && env != "" {
@@ -55,6 +61,9 @@ func parseOptions(cfg *ipl.Config) (options, error) {
 		return o, err
 	}
 	if err := get(PropMaxSleep, &o.maxSleep, ""); err != nil {
+		return o, err
+	}
+	if err := get(PropWaitSpin, &o.waitSpin, ""); err != nil {
 		return o, err
 	}
 	if err := get(PropCloseTimeout, &o.closeTimeout, EnvCloseTimeout); err != nil {

@@ -200,6 +200,9 @@ func (oc *outConn) WritePacket(bufs net.Buffers) error {
 	if w == nil {
 		return nil
 	}
+	if mpi.Poll(w.done, t.waitSpin) {
+		return w.err
+	}
 	select {
 	case <-w.done:
 		return w.err

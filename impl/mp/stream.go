@@ -270,6 +270,13 @@ func (s *inStream) merge(i int) {
 
 // wait blocks until the engine adds something, the deadline passes or the stream closes.
 func (s *inStream) wait(dl time.Time) error {
+	spin := s.t.waitSpin
+	if !dl.IsZero() {
+		spin = min(spin, time.Until(dl))
+	}
+	if mpi.Poll(s.notify, spin) {
+		return nil
+	}
 	if dl.IsZero() {
 		<-s.notify
 		return nil

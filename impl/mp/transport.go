@@ -50,6 +50,7 @@ type transport struct {
 	maxConn  uint32
 	embedded *registry.Server
 	stopWait time.Duration
+	waitSpin time.Duration // how long a goroutine polls for the engine's answer before it blocks
 	opened   atomic.Bool
 
 	acc   core.Acceptor
@@ -73,7 +74,7 @@ type transport struct {
 // message) the dialler has not sent yet; later data for it is dropped.
 var tombstone = &inStream{}
 
-func newTransport(eng *mpi.Engine, log *zap.Logger, embedded *registry.Server, stopWait time.Duration) *transport {
+func newTransport(eng *mpi.Engine, log *zap.Logger, embedded *registry.Server, o options) *transport {
 	w := eng.World()
 	return &transport{
 		eng:       eng,
@@ -81,7 +82,8 @@ func newTransport(eng *mpi.Engine, log *zap.Logger, embedded *registry.Server, s
 		log:       log,
 		maxConn:   maxConnID(w.TagUB),
 		embedded:  embedded,
-		stopWait:  stopWait,
+		stopWait:  o.closeTimeout,
+		waitSpin:  o.waitSpin,
 		slots:     make(chan struct{}, asyncSends),
 		closing:   make(chan struct{}),
 		ins:       map[*inStream]struct{}{},
@@ -313,11 +315,20 @@ func (t *transport) streamClosed(s *inStream, drop []mpi.Message) {
 
 // recvInto receives a deferred message into buf and waits for MPI to finish.
 func (t *transport) recvInto(m mpi.Message, buf []byte) error {
-	done := make(chan error, 1)
-	if !t.eng.Do(func(l *mpi.Loop) { l.Recv(m, buf, func(err error) { done <- err }) }) {
+	var rerr error
+	done := make(chan struct{}, 1)
+	if !t.eng.Do(func(l *mpi.Loop) {
+		l.Recv(m, buf, func(err error) {
+			rerr = err
+			done <- struct{}{}
+		})
+	}) {
 		return fmt.Errorf("mp: receiving: %w", ipl.ErrClosed)
 	}
-	if err := <-done; err != nil {
+	if !mpi.Poll(done, t.waitSpin) {
+		<-done
+	}
+	if err := rerr; err != nil {
 		return fmt.Errorf("mp: receiving %d bytes from rank %d: %w", m.Size, m.Src, err)
 	}
 	return nil

@@ -410,3 +410,11 @@ func (e *Engine) freeC() {
 	C.free(unsafe.Pointer(e.poll))
 	e.creqs, e.cidx, e.poll = nil, nil, nil
 }
+
+// Current returns the running engine of the process, if any; the benchmark uses it to
+// run its direct-MPI baseline on the engine goroutine of an open mp instance.
+func Current() (*Engine, bool) {
+	singletonMu.Lock()
+	defer singletonMu.Unlock()
+	return singleton, singleton != nil
+}

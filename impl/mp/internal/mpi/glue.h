@@ -27,5 +27,6 @@ void mp_bench_free(void);
 int mp_bench_send(void *buf, int count, int peer);
 int mp_bench_recv(void *buf, int count, int peer);
 int mp_bench_barrier(void);
+void mp_yield(void);
 
 #endif
