@@ -6,6 +6,10 @@
 // Run a pool of four on this machine:
 //
 //	go run ./cmd/ibis-run -np 4 -- go run ./examples/hello
+//
+// or, built with MPI, as an MPI job of four ranks:
+//
+//	go build -tags mpi -o hello ./examples/hello && mpirun -np 4 ./hello -impl mp
 package main
 
 import (
@@ -21,6 +25,7 @@ import (
 
 	"github.com/ibisgo/ibis/ipl"
 
+	_ "github.com/ibisgo/ibis/impl/mp"  // and MPI: -impl mp under mpirun, in a build with -tags mpi
 	_ "github.com/ibisgo/ibis/impl/tcp" // link in the TCP implementation
 )
 

@@ -19,7 +19,7 @@ const (
 	// message reaching an idle process (default 1ms).
 	PropMaxSleep = "mp.maxsleep"
 	// PropWaitSpin: how long a goroutine waiting for the engine (a receive, an in-place
-	// send) polls for the answer, yielding the CPU, before it blocks (default 50us).
+	// send) polls for the answer, yielding the CPU, before it blocks (default 200us).
 	PropWaitSpin = "mp.waitspin"
 	// PropCloseTimeout: how long Close waits for every rank to close (default 10m; also
 	// IBIS_MP_CLOSE_TIMEOUT).
@@ -34,7 +34,7 @@ const (
 const DefaultCloseTimeout = 10 * time.Minute
 
 // DefaultWaitSpin is PropWaitSpin's default.
-const DefaultWaitSpin = 50 * time.Microsecond
+const DefaultWaitSpin = 200 * time.Microsecond
 
 type options struct {
 	spin, maxSleep, waitSpin, closeTimeout time.Duration
