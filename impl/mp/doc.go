@@ -37,7 +37,7 @@
 // MPI_THREAD_FUNNELED (internal/mpi). It probes for any message (MPI_Improbe), starts
 // non-blocking sends and receives (MPI_Isend, MPI_Imrecv) and collects their completion
 // (MPI_Testsome); the rest of Go talks to it through queued closures. When idle it
-// keeps polling, yielding the CPU between polls, for mp.spin (1ms) after its last work,
+// keeps polling, yielding the CPU between polls, for mp.spin (10ms) after its last work,
 // then sleeps in growing steps up to mp.maxsleep (1ms), so an idle process costs about
 // a thousand wake-ups a second and a message reaching it waits at most that long;
 // work queued from Go wakes it at once. A goroutine waiting for the MPI thread (a

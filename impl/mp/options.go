@@ -13,7 +13,7 @@ import (
 // Properties (ipl.WithProperty) that tune impl/mp; each is a Go duration.
 const (
 	// PropSpin: how long the engine polls MPI after its last work before it sleeps
-	// (default 1ms).
+	// (default 10ms).
 	PropSpin = "mp.spin"
 	// PropMaxSleep: the longest sleep of an idle engine, the worst extra delay of a
 	// message reaching an idle process (default 1ms).

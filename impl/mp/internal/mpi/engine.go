@@ -19,7 +19,7 @@ import (
 
 // Defaults of the idle back-off (see Config).
 const (
-	DefaultSpin     = time.Millisecond
+	DefaultSpin     = 10 * time.Millisecond
 	DefaultMaxSleep = time.Millisecond
 	minSleep        = 10 * time.Microsecond
 )
@@ -30,7 +30,11 @@ type Config struct {
 	Logger *zap.Logger
 	// Spin is how long the engine keeps polling MPI (yielding the CPU between polls)
 	// after its last piece of work before it starts to sleep. Messages that arrive
-	// within it are seen at once; a ping-pong keeps the engine in this phase.
+	// within it are seen at once; a program that communicates more often than that
+	// keeps the engine in this phase. It is long enough that a loaded machine, where a
+	// round trip can take a millisecond, does not push the engine into its sleeps
+	// (which would make round trips slower still); 1ms gave round trips of 0.4ms
+	// instead of 50µs on the loaded 2-core machine of docs/PERFORMANCE.md.
 	Spin time.Duration
 	// MaxSleep caps the sleeps of an idle engine, which grow from 10µs. It is the worst
 	// extra delay of a message arriving at an idle process; work queued from Go wakes
