@@ -104,6 +104,16 @@ func TestTransportRank(t *testing.T) {
 				t.Fatalf("float %d of %d from rank %d is %v", i, n, prev, got[i])
 			}
 		}
+		if n > 0 { // the same again, read in two halves: one in-place body shared by two reads
+			half := make([]float64, n/2)
+			rest := make([]float64, n-n/2)
+			if err := errors.Join(m.ReadArray(half), m.ReadArray(rest)); err != nil {
+				t.Fatalf("read %d floats in two halves: %v", n, err)
+			}
+			if whole := append(half, rest...); whole[n-1] != float64(prev*1_000_000+n-1) || whole[0] != float64(prev*1_000_000) {
+				t.Fatalf("halves of %d floats from rank %d: %v ... %v", n, prev, whole[0], whole[n-1])
+			}
+		}
 		s, err := m.ReadString()
 		if err != nil || s != fmt.Sprintf("end of %d", n) {
 			t.Fatalf("trailer %q, %v", s, err)
@@ -168,6 +178,11 @@ func sendRing(ctx context.Context, ib ipl.Ibis, to ipl.IbisIdentifier, rank int)
 		}
 		if err := m.WriteArray(data); err != nil {
 			return err
+		}
+		if n > 0 {
+			if err := m.WriteArray(data); err != nil {
+				return err
+			}
 		}
 		if err := m.WriteString(fmt.Sprintf("end of %d", n)); err != nil {
 			return err
