@@ -83,18 +83,19 @@ type Engine struct {
 	stopErr  error
 
 	// Owned by the engine goroutine.
-	handler  Handler
-	creqs    *C.MPI_Request
-	cidx     *C.int
-	capReqs  int
-	reqs     []request
-	sends    int
-	pinners  []*runtime.Pinner
-	poll     *C.mp_poll_t
-	stopping bool
-	deadline time.Time
-	barrier  int // 0 not posted, 1 posted, 2 done
-	done     []int
+	handler   Handler
+	creqs     *C.MPI_Request
+	cidx      *C.int
+	capReqs   int
+	reqs      []request
+	sends     int
+	pinners   []*runtime.Pinner
+	poll      *C.mp_poll_t
+	stopping  bool
+	deadline  time.Time
+	barrier   int // 0 not posted, 1 posted, 2 done
+	done      []int
+	callbacks []func(error)
 }
 
 type request struct {
@@ -291,7 +292,7 @@ func (e *Engine) exit() {
 	}
 }
 
-// pollOnce takes one matched message or collects completed requests.
+// pollOnce takes one matched message and collects completed requests.
 func (e *Engine) pollOnce(l *Loop, yield bool) (found, completed bool, err error) {
 	p := e.poll
 	probe := C.int(0)
@@ -306,15 +307,22 @@ func (e *Engine) pollOnce(l *Loop, yield bool) (found, completed bool, err error
 	if err := check("MPI_Improbe/MPI_Testsome", rc); err != nil {
 		return false, false, err
 	}
-	if p.found != 0 {
-		m := Message{Src: int(p.src), Tag: int(p.tag), Size: int(p.count), h: p.msg}
+	// Completions first: the handler may add requests. Both in every turn, so that
+	// neither a flood of messages nor of completions starves the other.
+	found = p.found != 0
+	m := Message{Src: int(p.src), Tag: int(p.tag), Size: int(p.count), h: p.msg}
+	if n := int(p.outcount); n > 0 {
+		e.complete(n)
+		completed = true
+	}
+	if found {
 		e.handler(l, m)
-		return true, false, nil
 	}
-	n := int(p.outcount)
-	if n == 0 {
-		return false, false, nil
-	}
+	return found, completed, nil
+}
+
+// complete retires the n requests MPI_Testsome reported and runs their callbacks.
+func (e *Engine) complete(n int) {
 	idx := unsafe.Slice(e.cidx, e.capReqs)[:n]
 	e.done = e.done[:0]
 	for _, i := range idx {
@@ -322,7 +330,7 @@ func (e *Engine) pollOnce(l *Loop, yield bool) (found, completed bool, err error
 	}
 	sort.Sort(sort.Reverse(sort.IntSlice(e.done)))
 	creqs := unsafe.Slice(e.creqs, e.capReqs)
-	var callbacks []func(error)
+	callbacks := e.callbacks[:0]
 	for _, i := range e.done {
 		r := e.reqs[i]
 		if r.pin != nil {
@@ -341,12 +349,13 @@ func (e *Engine) pollOnce(l *Loop, yield bool) (found, completed bool, err error
 		e.reqs[last] = request{}
 		e.reqs = e.reqs[:last]
 	}
-	// Completion callbacks run in completion order, after the table is consistent,
-	// since they may post new requests.
+	// Completion callbacks run once the table is consistent, since they may post new
+	// requests.
 	for i := len(callbacks) - 1; i >= 0; i-- {
 		callbacks[i](nil)
+		callbacks[i] = nil
 	}
-	return false, true, nil
+	e.callbacks = callbacks[:0]
 }
 
 // stopStep advances the stop sequence; fin reports that the engine may exit.

@@ -41,8 +41,8 @@ int mp_finalize(void) {
 }
 
 
-// mp_poll is one turn of the engine in one cgo call: take the next matched message,
-// or else collect completed requests; with nothing of either, yield the CPU once.
+// mp_poll is one turn of the engine in one cgo call: take the next matched message (if
+// probe is set) and collect completed requests; with neither, yield the CPU once.
 int mp_poll(mp_poll_t *p, int probe, MPI_Request *reqs, int n, int *indices, int yield) {
 	int rc;
 	MPI_Status st;
@@ -55,7 +55,6 @@ int mp_poll(mp_poll_t *p, int probe, MPI_Request *reqs, int n, int *indices, int
 			p->src = st.MPI_SOURCE;
 			p->tag = st.MPI_TAG;
 			MPI_Get_count(&st, MPI_BYTE, &p->count);
-			return MPI_SUCCESS;
 		}
 	}
 	if (n > 0) {
@@ -63,7 +62,7 @@ int mp_poll(mp_poll_t *p, int probe, MPI_Request *reqs, int n, int *indices, int
 		if (rc != MPI_SUCCESS) return rc;
 		if (p->outcount == MPI_UNDEFINED) p->outcount = 0;
 	}
-	if (p->outcount == 0 && yield) sched_yield();
+	if (!p->found && p->outcount == 0 && yield) sched_yield();
 	return MPI_SUCCESS;
 }
 
