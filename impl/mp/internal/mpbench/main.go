@@ -231,6 +231,7 @@ func run(rounds int, cases []benchCase) error {
 		return r.d, r.err
 	}
 
+	load0 := loadAvg()
 	// figures[case][impl] holds one value per round: µs per round trip, or MB/s.
 	impls := []string{"direct MPI", "impl/mp", "impl/tcp"}
 	figures := make([][][]float64, len(cases))
@@ -265,8 +266,13 @@ func run(rounds int, cases []benchCase) error {
 			}
 		}
 	}
-	eng.Do(func(l *mpi.Loop) { l.BenchFree() })
+	version := make(chan string, 1)
+	eng.Do(func(l *mpi.Loop) {
+		l.BenchFree()
+		version <- l.LibraryVersion()
+	})
 	if initiator {
+		fmt.Printf("%s, load average at start and end: %s / %s\n", strings.Fields(<-version)[:3], load0, loadAvg())
 		report(cases, impls, figures, rounds)
 	}
 	_ = mpPair.out.Close()
@@ -302,4 +308,13 @@ func report(cases []benchCase, impls []string, figures [][][]float64, rounds int
 		}
 		fmt.Printf("| %s | %s | %.2fx | %.2fx |\n", c.name, strings.Join(cells, " | "), meds[1]/meds[0], meds[2]/meds[0])
 	}
+}
+
+// loadAvg is the machine's load average over 1, 5 and 15 minutes, for the record.
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	return strings.Join(strings.Fields(string(b))[:3], " ")
 }

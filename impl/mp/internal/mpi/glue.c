@@ -119,3 +119,10 @@ int mp_bench_recv(void *buf, int count, int peer) {
 int mp_bench_barrier(void) { return MPI_Barrier(mp_bench_comm); }
 
 void mp_yield(void) { sched_yield(); }
+
+void mp_library_version(char *out, int cap) {
+	int len = 0;
+	if (cap < MPI_MAX_LIBRARY_VERSION_STRING) { out[0] = 0; return; }
+	if (MPI_Get_library_version(out, &len) != MPI_SUCCESS) len = 0;
+	out[len] = 0;
+}

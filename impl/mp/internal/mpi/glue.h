@@ -28,5 +28,6 @@ int mp_bench_send(void *buf, int count, int peer);
 int mp_bench_recv(void *buf, int count, int peer);
 int mp_bench_barrier(void);
 void mp_yield(void);
+void mp_library_version(char *out, int cap);
 
 #endif

@@ -2,6 +2,7 @@
 
 package mpi
 
+// #include <stdlib.h>
 // #include "glue.h"
 import "C"
 
@@ -9,6 +10,7 @@ import (
 	"fmt"
 	"runtime"
 	"time"
+	"unsafe"
 )
 
 // Loop is the handle through which closures and handlers running on the engine
@@ -177,4 +179,12 @@ func (l *Loop) BenchFree() {
 	if !l.dead {
 		C.mp_bench_free()
 	}
+}
+
+// LibraryVersion returns the MPI library's version string (MPI_Get_library_version).
+func (l *Loop) LibraryVersion() string {
+	buf := (*C.char)(C.malloc(C.MPI_MAX_LIBRARY_VERSION_STRING + 1))
+	defer C.free(unsafe.Pointer(buf))
+	C.mp_library_version(buf, C.MPI_MAX_LIBRARY_VERSION_STRING+1)
+	return C.GoString(buf)
 }
