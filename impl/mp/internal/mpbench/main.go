@@ -272,7 +272,7 @@ func run(rounds int, cases []benchCase) error {
 		version <- l.LibraryVersion()
 	})
 	if initiator {
-		fmt.Printf("%s, load average at start and end: %s / %s\n", strings.Fields(<-version)[:3], load0, loadAvg())
+		fmt.Printf("%s; load average at start and end: %s / %s\n", strings.TrimSuffix(strings.Join(strings.Fields(<-version)[:3], " "), ","), load0, loadAvg())
 		report(cases, impls, figures, rounds)
 	}
 	_ = mpPair.out.Close()
@@ -289,24 +289,29 @@ func median(v []float64) float64 {
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
+// report prints, per case and implementation, the median and the best of the rounds
+// (the machine may be shared: the best round is the least disturbed), and the ratios
+// of impl/mp and impl/tcp to direct MPI for both, all from this one run.
 func report(cases []benchCase, impls []string, figures [][][]float64, rounds int) {
-	fmt.Printf("medians of %d rounds (each %s iterations; range in brackets)\n\n", rounds,
-		strings.Join([]string{fmt.Sprint(cases[0].iters), fmt.Sprint(cases[1].iters)}, " / "))
+	fmt.Printf("%d rounds of %d (empty) and %d (1 MiB) round trips; per implementation the median round, the best and the worst\n\n",
+		rounds, cases[0].iters, cases[1].iters)
 	fmt.Printf("| case | %s | mp / direct | tcp / direct |\n", strings.Join(impls, " | "))
 	fmt.Printf("|---|%s---:|---:|\n", strings.Repeat("---:|", len(impls)))
 	for ci, c := range cases {
-		unit := "µs"
+		unit, best, worst := "µs", slices.Min[[]float64], slices.Max[[]float64]
 		if c.size > 0 {
-			unit = "MB/s"
+			unit, best, worst = "MB/s", slices.Max[[]float64], slices.Min[[]float64]
 		}
 		var cells []string
 		meds := make([]float64, len(impls))
+		bests := make([]float64, len(impls))
 		for ii := range impls {
 			v := figures[ci][ii]
-			meds[ii] = median(v)
-			cells = append(cells, fmt.Sprintf("%.1f %s [%.1f-%.1f]", meds[ii], unit, slices.Min(v), slices.Max(v)))
+			meds[ii], bests[ii] = median(v), best(v)
+			cells = append(cells, fmt.Sprintf("%.1f %s (best %.1f, worst %.1f)", meds[ii], unit, bests[ii], worst(v)))
 		}
-		fmt.Printf("| %s | %s | %.2fx | %.2fx |\n", c.name, strings.Join(cells, " | "), meds[1]/meds[0], meds[2]/meds[0])
+		fmt.Printf("| %s | %s | %.2fx (best %.2fx) | %.2fx (best %.2fx) |\n", c.name, strings.Join(cells, " | "),
+			meds[1]/meds[0], bests[1]/bests[0], meds[2]/meds[0], bests[2]/bests[0])
 	}
 }
 
