@@ -70,6 +70,7 @@ type Engine struct {
 	spin     time.Duration
 	maxSleep time.Duration
 	world    World
+	procs    int // GOMAXPROCS before Start added the engine's P
 
 	mu      sync.Mutex
 	queue   []func(*Loop)
@@ -141,9 +142,16 @@ func Start(cfg Config) (*Engine, error) {
 		e.maxSleep = DefaultMaxSleep
 	}
 	used = true
+	// The engine goroutine holds a P (a Go scheduler slot) while it polls, so it gets
+	// one of its own: with GOMAXPROCS=1, which an MPI launcher binding each rank to
+	// one core gives, the rest of the program would otherwise run only when the
+	// engine sleeps or is preempted (a 24ms round trip instead of 30µs here).
+	e.procs = runtime.GOMAXPROCS(0)
+	runtime.GOMAXPROCS(e.procs + 1)
 	go e.run()
 	if err := <-e.started; err != nil {
 		<-e.finished
+		e.restoreProcs()
 		return nil, err
 	}
 	singleton = e
@@ -194,6 +202,7 @@ func (e *Engine) Stop(timeout time.Duration) error {
 	}
 	<-e.finished
 	if first {
+		e.restoreProcs()
 		singletonMu.Lock()
 		if singleton == e {
 			singleton = nil
@@ -201,6 +210,14 @@ func (e *Engine) Stop(timeout time.Duration) error {
 		singletonMu.Unlock()
 	}
 	return e.stopErr
+}
+
+// restoreProcs gives back the P that Start added, unless the program has changed
+// GOMAXPROCS since.
+func (e *Engine) restoreProcs() {
+	if runtime.GOMAXPROCS(0) == e.procs+1 {
+		runtime.GOMAXPROCS(e.procs)
+	}
 }
 
 // run is the engine goroutine.
