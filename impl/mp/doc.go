@@ -34,7 +34,8 @@
 // # Connections over MPI
 //
 // All MPI calls are made by one goroutine locked to its OS thread, initialised with
-// MPI_THREAD_FUNNELED (internal/mpi). It probes for any message (MPI_Improbe), starts
+// MPI_THREAD_FUNNELED (internal/mpi); GOMAXPROCS is raised by one while it runs, since
+// that goroutine holds a scheduler slot whenever it polls. It probes for any message (MPI_Improbe), starts
 // non-blocking sends and receives (MPI_Isend, MPI_Imrecv) and collects their completion
 // (MPI_Testsome); the rest of Go talks to it through queued closures. When idle it
 // keeps polling, yielding the CPU between polls, for mp.spin (10ms) after its last work,
