@@ -183,6 +183,11 @@ func (oc *outConn) WritePacket(bufs net.Buffers) error {
 	if direct > 0 {
 		w = &directWait{done: make(chan struct{})}
 		w.left.Store(int32(direct))
+		for _, m := range msgs {
+			if m.inPlace {
+				w.bytes += len(m.b)
+			}
+		}
 	}
 	ok := t.eng.Do(func(l *mpi.Loop) {
 		tag := fwdTag(oc.c)
@@ -200,7 +205,7 @@ func (oc *outConn) WritePacket(bufs net.Buffers) error {
 	if w == nil {
 		return nil
 	}
-	if mpi.Poll(w.done, t.waitSpin) {
+	if mpi.Poll(w.done, t.spinFor(w.bytes)) {
 		return w.err
 	}
 	select {
@@ -231,10 +236,11 @@ func (t *transport) releaseSlot(err error) {
 
 // directWait counts down the in-place sends of one WritePacket.
 type directWait struct {
-	left atomic.Int32
-	err  error
-	once sync.Once
-	done chan struct{}
+	bytes int
+	left  atomic.Int32
+	err   error
+	once  sync.Once
+	done  chan struct{}
 }
 
 func (w *directWait) complete(err error) {
