@@ -38,8 +38,10 @@
 // that goroutine holds a scheduler slot whenever it polls. It probes for any message (MPI_Improbe), starts
 // non-blocking sends and receives (MPI_Isend, MPI_Imrecv) and collects their completion
 // (MPI_Testsome); the rest of Go talks to it through queued closures. When idle it
-// keeps polling, yielding the CPU between polls, for mp.spin (10ms) after its last work,
-// then sleeps in growing steps up to mp.maxsleep (1ms), so an idle process costs about
+// keeps polling, yielding the CPU between polls, for mp.spin (10ms) after its last work
+// (up to a second while a send or receive is still under way, since some MPI
+// transports move data only while polled), then sleeps in growing steps up to
+// mp.maxsleep (1ms), so an idle process costs about
 // a thousand wake-ups a second and a message reaching it waits at most that long;
 // work queued from Go wakes it at once. A goroutine waiting for the MPI thread (a
 // receive, an in-place send) polls for its answer for mp.waitspin (200µs), yielding
