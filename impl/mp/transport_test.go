@@ -29,6 +29,12 @@ func TestTransportUnderMPIRun(t *testing.T) {
 			mpitest.Run(t, np, "^TestTransportRank$", 90*time.Second)
 		})
 	}
+	// Open MPI's TCP transport instead of shared memory: large messages move only while
+	// the engines poll.
+	t.Run("np=2,btl=tcp", func(t *testing.T) {
+		t.Setenv(mpitest.EnvArgs, "--mca pml ob1 --mca btl self,tcp")
+		mpitest.Run(t, 2, "^TestTransportRank$", 90*time.Second)
+	})
 }
 
 // ringSizes are the float64 counts of the ring's messages: empty, gathered into one MPI

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -32,14 +33,18 @@ func Rank() (int, bool) {
 	return 0, true // started without a launcher: an MPI singleton
 }
 
+// EnvArgs adds options to every mpirun of Run (for example "--mca pml ob1 --mca btl
+// self,tcp" for Open MPI's TCP transport).
+const EnvArgs = "IBIS_MPITEST_MPIRUN_ARGS"
+
 // Args are the mpirun options for np ranks on this machine: as root mpirun needs
-// --allow-run-as-root, and more ranks than cores need --oversubscribe.
+// --allow-run-as-root, and more ranks than cores need --oversubscribe; then EnvArgs.
 func Args(np int) []string {
 	args := []string{"-np", strconv.Itoa(np), "--oversubscribe", "--bind-to", "none"}
 	if os.Geteuid() == 0 {
 		args = append(args, "--allow-run-as-root")
 	}
-	return args
+	return append(args, strings.Fields(os.Getenv(EnvArgs))...)
 }
 
 // Run starts np ranks of this test binary under mpirun, each running only the test
