@@ -170,12 +170,14 @@ func (oc *outConn) WritePacket(bufs net.Buffers) error {
 	if len(msgs) == 0 {
 		return nil
 	}
-	for range gathered {
+	for i := range gathered {
 		select {
 		case t.slots <- struct{}{}:
 		case <-oc.closedCh:
+			t.releaseSlots(i)
 			return fmt.Errorf("mp: writing to rank %d: %w", oc.peer, net.ErrClosed)
 		case <-t.closing:
+			t.releaseSlots(i)
 			return fmt.Errorf("mp: writing to rank %d: %w", oc.peer, ipl.ErrClosed)
 		}
 	}
@@ -200,6 +202,7 @@ func (oc *outConn) WritePacket(bufs net.Buffers) error {
 		}
 	})
 	if !ok {
+		t.releaseSlots(gathered)
 		return fmt.Errorf("mp: writing to rank %d: %w", oc.peer, ipl.ErrClosed)
 	}
 	if w == nil {
@@ -231,6 +234,13 @@ func (t *transport) releaseSlot(err error) {
 	<-t.slots
 	if err != nil {
 		t.log.Warn("a send failed", zap.Error(err))
+	}
+}
+
+// releaseSlots frees n slots whose sends were never started.
+func (t *transport) releaseSlots(n int) {
+	for range n {
+		<-t.slots
 	}
 }
 
