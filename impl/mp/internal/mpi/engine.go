@@ -7,6 +7,7 @@ package mpi
 import "C"
 
 import (
+	"fmt"
 	"runtime"
 	"sync"
 	"time"
@@ -109,6 +110,7 @@ var (
 	singletonMu sync.Mutex
 	singleton   *Engine
 	used        bool
+	initErr     error // why MPI could not be initialised, once that happened
 )
 
 // Start initialises MPI on a new engine goroutine and returns the running engine. It
@@ -119,6 +121,8 @@ func Start(cfg Config) (*Engine, error) {
 	switch {
 	case singleton != nil:
 		return nil, ErrInUse
+	case initErr != nil:
+		return nil, fmt.Errorf("MPI failed to initialise earlier in this process: %w", initErr)
 	case used:
 		return nil, ErrFinalized
 	case C.mp_initialized() != 0:
@@ -152,6 +156,7 @@ func Start(cfg Config) (*Engine, error) {
 	if err := <-e.started; err != nil {
 		<-e.finished
 		e.restoreProcs()
+		initErr = err
 		return nil, err
 	}
 	singleton = e
