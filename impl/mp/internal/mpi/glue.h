@@ -15,8 +15,8 @@ typedef struct {
 int mp_init(mp_world_t *w);
 int mp_finalize(void);
 int mp_poll(mp_poll_t *p, int probe, MPI_Request *reqs, int n, int *indices, int yield);
-int mp_isend(void *buf, int count, int dest, int tag, MPI_Request *req);
-int mp_imrecv(void *buf, int count, MPI_Message *msg, MPI_Request *req);
+int mp_isend(void *buf, int count, int dest, int tag, MPI_Request *req, int *done);
+int mp_imrecv(void *buf, int count, MPI_Message *msg, MPI_Request *req, int *done);
 int mp_ibarrier(MPI_Request *req);
 int mp_ibcast(void *buf, int count, MPI_Request *req);
 int mp_test(MPI_Request *req, int *flag);

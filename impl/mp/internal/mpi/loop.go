@@ -50,7 +50,8 @@ func (l *Loop) pin(buf []byte) *runtime.Pinner {
 	return p
 }
 
-// fail undoes the last slot after an MPI call refused to start.
+// fail retires the last slot, after its MPI call refused to start (err) or finished
+// at once (nil), and tells done.
 func (l *Loop) fail(err error, done func(error)) {
 	e := l.e
 	last := len(e.reqs) - 1
@@ -77,8 +78,13 @@ func (l *Loop) Send(dest, tag int, buf []byte, done func(error)) {
 	}
 	e := l.e
 	req := e.slot(l.pin(buf))
-	if err := check("MPI_Isend", C.mp_isend(ptr(buf), C.int(len(buf)), C.int(dest), C.int(tag), req)); err != nil {
+	var now C.int
+	if err := check("MPI_Isend", C.mp_isend(ptr(buf), C.int(len(buf)), C.int(dest), C.int(tag), req, &now)); err != nil {
 		l.fail(fmt.Errorf("sending %d bytes to rank %d: %w", len(buf), dest, err), done)
+		return
+	}
+	if now != 0 {
+		l.fail(nil, done) // done already: retire the slot and report success
 		return
 	}
 	r := &e.reqs[len(e.reqs)-1]
@@ -104,8 +110,13 @@ func (l *Loop) Recv(m Message, buf []byte, done func(error)) {
 	e := l.e
 	req := e.slot(l.pin(buf))
 	h := m.h
-	if err := check("MPI_Imrecv", C.mp_imrecv(ptr(buf), C.int(m.Size), &h, req)); err != nil {
+	var now C.int
+	if err := check("MPI_Imrecv", C.mp_imrecv(ptr(buf), C.int(m.Size), &h, req, &now)); err != nil {
 		l.fail(fmt.Errorf("receiving %d bytes from rank %d: %w", m.Size, m.Src, err), done)
+		return
+	}
+	if now != 0 {
+		l.fail(nil, done)
 		return
 	}
 	e.reqs[len(e.reqs)-1].done = done
