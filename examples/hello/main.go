@@ -6,6 +6,10 @@
 // Run a pool of four on this machine:
 //
 //	go run ./cmd/ibis-run -np 4 -- go run ./examples/hello
+//
+// or, built with MPI, as an MPI job of four ranks:
+//
+//	go build -tags mpi -o hello ./examples/hello && mpirun -np 4 ./hello -impl mp
 package main
 
 import (
@@ -21,8 +25,9 @@ import (
 
 	"github.com/ibisgo/ibis/ipl"
 
-	_ "github.com/ibisgo/ibis/impl/nio" // link in the gnet event-loop implementation (-impl nio)
-	_ "github.com/ibisgo/ibis/impl/tcp" // link in the TCP implementation (the default)
+	_ "github.com/ibisgo/ibis/impl/mp"  // MPI: -impl mp under mpirun, in a build with -tags mpi
+	_ "github.com/ibisgo/ibis/impl/nio" // the gnet event-loop implementation (-impl nio)
+	_ "github.com/ibisgo/ibis/impl/tcp" // the TCP implementation (the default)
 )
 
 var (

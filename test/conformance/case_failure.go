@@ -10,6 +10,7 @@ import (
 // from it reports a lost connection, and nothing hangs.
 var _ = register(&testCase{
 	name:     "killed-peer",
+	kills:    true,
 	children: 1,
 	parent: func(e *Env) {
 		t := e.T

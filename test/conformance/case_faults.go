@@ -16,6 +16,7 @@ const lossMessages = 200
 // with the next.
 var _ = register(&testCase{
 	name:     "multicast-lost-receiver",
+	kills:    true,
 	children: 3,
 	parent: func(e *Env) {
 		t := e.T

@@ -13,4 +13,9 @@
 //	}
 //
 //	func TestConformance(t *testing.T) { conformance.Run(t, conformance.Options{Impl: "tcp"}) }
+//
+// An implementation whose pool is an MPI job (impl/mp) runs the suite with RunMPI
+// instead: each case becomes an mpirun job of the test binary, in which rank 0 plays the
+// parent inside a test function that calls RunMPIParent, and the other ranks play the
+// children (the same TestMain starts them).
 package conformance

@@ -57,6 +57,7 @@ type Env struct {
 type testCase struct {
 	name     string
 	children int
+	kills    bool // the case kills a member (Env.Kill)
 	parent   func(e *Env)
 	child    func(e *Env) error
 }
@@ -73,8 +74,9 @@ func register(tc *testCase) *testCase {
 	return tc
 }
 
-// IsChild reports whether this process was started by the suite to play a child part.
-func IsChild() bool { return os.Getenv(envCase) != "" }
+// IsChild reports whether this process was started by the suite to play a child part
+// (under mpirun: a rank other than 0, see RunMPI).
+func IsChild() bool { return os.Getenv(envCase) != "" && !isMPIParent() }
 
 func encodeProps(p map[string]string) string {
 	var kv []string
@@ -117,6 +119,12 @@ func RunChild() int {
 	idx, _ := strconv.Atoi(os.Getenv(envIndex))
 	ctx, cancel := context.WithTimeout(context.Background(), caseTimeout)
 	defer cancel()
+	if rank, ok := mpiRank(); ok {
+		idx = rank - 1
+		if idx >= tc.children {
+			return runIdle(ctx, rank)
+		}
+	}
 	ib, err := newIbis(ctx, os.Getenv(ipl.EnvImpl), decodeProps(os.Getenv(envProps)), ipl.WithTag(fmt.Sprintf("child-%d", idx)))
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "child %d: %v\n", idx, err)

@@ -1,0 +1,65 @@
+// Package mp is the message-passing implementation of the Ibis portability layer, in
+// the manner of the Java MessagePassingIbis: its ports move their bytes through MPI
+// (Open MPI, bound through cgo), for clusters where MPI already knows the fast network
+// (shared memory inside a node, InfiniBand between nodes) and how to start processes.
+//
+// # Building and starting
+//
+// The MPI binding is behind the build tag mpi (go build -tags mpi, with Open MPI's
+// development files: apt-get install openmpi-bin libopenmpi-dev). Without the tag the
+// package still registers "mp", and opening it fails with ipl.ErrUnsupported and a
+// message that says how to rebuild. Programs are started by an MPI launcher, as in
+// mpirun -np 4 ./prog -impl mp, or srun --mpi=pmix ./prog -impl mp under SLURM; a
+// program started on its own runs as an MPI singleton, a pool of one.
+//
+// # The pool is MPI_COMM_WORLD
+//
+// Every rank of the job is a member, the pool is closed-world and its size is the world
+// size, and there is no registry server to set up: rank 0 runs the registry embedded
+// (registry.StartEmbedded) and broadcasts its address and the pool name (rank 0's
+// configured pool name) to the other ranks with MPI_Bcast; every rank then joins it.
+// Elections, signals, membership events, closed-world waits and termination are the
+// registry's, as in the other implementations. A configured registry address or pool
+// size is ignored (and logged). When the job spans several nodes and the configured
+// listen host is a loopback address, the registry listens on an address of rank 0's
+// machine instead (IBIS_HOST chooses one). A rank that dies makes MPI abort the whole
+// job: the registry's died events and lost connections are not seen under mp.
+//
+// MPI can be initialised once per process, so there is one mp instance per process:
+// a second Open while one runs fails with ipl.ErrUnsupported, and so does an Open after
+// the instance closed (MPI is finalised then). Close is collective, like MPI_Finalize:
+// it returns when every rank has closed its instance (at most mp.closetimeout, default
+// 10 minutes, after which MPI is left unfinalised and Close reports the timeout).
+//
+// # Connections over MPI
+//
+// All MPI calls are made by one goroutine locked to its OS thread, initialised with
+// MPI_THREAD_FUNNELED (internal/mpi); GOMAXPROCS is raised by one while it runs, since
+// that goroutine holds a scheduler slot whenever it polls. It probes for any message (MPI_Improbe), starts
+// non-blocking sends and receives (MPI_Isend, MPI_Imrecv) and collects their completion
+// (MPI_Testsome); the rest of Go talks to it through queued closures. When idle it
+// keeps polling, yielding the CPU between polls, for mp.spin (10ms) after its last work
+// (up to a second while a send or receive is still under way, since some MPI
+// transports move data only while polled), then sleeps in growing steps up to
+// mp.maxsleep (1ms), so an idle process costs about
+// a thousand wake-ups a second and a message reaching it waits at most that long;
+// work queued from Go wakes it at once. A goroutine waiting for the MPI thread (a
+// receive, an in-place send) polls for its answer for mp.waitspin (200µs), yielding
+// the CPU, before it blocks: waking a blocked goroutine from another thread costs tens
+// of microseconds on a loaded machine.
+//
+// A connection from a send port to a receive port is a virtual stream between two
+// ranks, named by the dialling rank and a number it picks, which gives the tags of the
+// two directions (see tags.go). core's handshake request and reply travel as MPI
+// messages, then the packets of the send port's messages. Small buffers of a packet
+// are gathered into one message (a copy; WritePacket then returns without waiting);
+// each buffer of 64 KiB or more, which is a bulk packet's view of a typed slice, is sent
+// from the caller's memory in place, pinned with runtime.Pinner until MPI is done with
+// it, and WritePacket returns then. On the receiving side a message of 64 KiB or more
+// stays matched in MPI until the reader asks for it and is received straight into the
+// destination slice. Messages are limited only by the receiver's maximum message size;
+// buffers over 1 GiB go as several MPI messages. One goroutine per incoming connection
+// feeds it to its receive port, and a one-to-one port reads it on the receiving
+// goroutine itself, as over TCP; every port semantics (one-to-many, many-to-one,
+// upcalls, numbering, connection handlers) is core's, shared with impl/tcp.
+package mp

@@ -1,0 +1,93 @@
+//go:build mpi
+
+package mp
+
+import (
+	"fmt"
+
+	"go.uber.org/zap"
+
+	"github.com/ibisgo/ibis/impl/mp/internal/mpi"
+	"github.com/ibisgo/ibis/ipl"
+)
+
+// The engine's handler: every matched message of the transport goes through here, on
+// the engine goroutine, and is routed by its tag (see tags.go).
+
+// incoming dispatches a matched message (engine goroutine).
+func (t *transport) incoming(l *mpi.Loop, m mpi.Message) {
+	if m.Tag == tagRequest {
+		buf := make([]byte, m.Size)
+		l.Recv(m, buf, func(err error) {
+			if err != nil {
+				t.log.Warn("receiving a connection request", zap.Int("from", m.Src), zap.Error(err))
+				return
+			}
+			t.gotRequest(l, m.Src, buf)
+		})
+		return
+	}
+	c, rev, ok := parseTag(m.Tag)
+	if !ok {
+		l.Discard(m)
+		return
+	}
+	key := connKey(m.Src, c)
+	if rev {
+		t.fromAcceptor(l, m, key)
+		return
+	}
+	s := t.inByKey[key]
+	if m.Size == 0 {
+		l.Recv(m, nil, nil)
+		switch s {
+		case nil: // a dial given up before its request was answered
+			t.cancelled[key] = struct{}{}
+		case tombstone:
+			delete(t.inByKey, key)
+		default:
+			delete(t.inByKey, key)
+			s.pushEOF()
+		}
+		return
+	}
+	if s == nil || s == tombstone {
+		l.Discard(m)
+		return
+	}
+	if m.Size >= recvDirectMin {
+		if !s.push(&chunk{state: chunkDeferred, msg: m}) {
+			l.Discard(m)
+		}
+		return
+	}
+	ch := &chunk{state: chunkPending, data: make([]byte, m.Size)}
+	if !s.push(ch) {
+		l.Discard(m)
+		return
+	}
+	l.Recv(m, ch.data, func(err error) { s.filled(ch, err) })
+}
+
+// fromAcceptor handles a message on a connection's reverse tag (engine goroutine): the
+// handshake reply, or the news that the acceptor dropped the connection.
+func (t *transport) fromAcceptor(l *mpi.Loop, m mpi.Message, key uint64) {
+	oc := t.outByKey[key]
+	if oc == nil {
+		l.Discard(m)
+		return
+	}
+	if m.Size == 0 {
+		l.Recv(m, nil, nil)
+		delete(t.outByKey, key)
+		oc.gone(fmt.Errorf("%w: rank %d closed the connection", ipl.ErrConnectionLost, oc.peer))
+		return
+	}
+	buf := make([]byte, m.Size)
+	l.Recv(m, buf, func(err error) {
+		select {
+		case oc.reply <- replyMsg{buf, err}:
+		default:
+		}
+	})
+}

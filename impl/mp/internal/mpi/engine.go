@@ -1,0 +1,234 @@
+//go:build mpi
+
+package mpi
+
+// #include <stdlib.h>
+// #include "glue.h"
+import "C"
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// Defaults of the idle back-off (see Config).
+const (
+	DefaultSpin     = 10 * time.Millisecond
+	DefaultMaxSleep = time.Millisecond
+	minSleep        = 10 * time.Microsecond
+	// activeSpin is how long the engine keeps polling without progress while
+	// requests are outstanding, before it falls back to its idle sleeps.
+	activeSpin = time.Second
+)
+
+// Config tunes an engine.
+type Config struct {
+	// Logger receives diagnostics; nil means none.
+	Logger *zap.Logger
+	// Spin is how long the engine keeps polling MPI (yielding the CPU between polls)
+	// after its last piece of work before it starts to sleep. Messages that arrive
+	// within it are seen at once; a program that communicates more often than that
+	// keeps the engine in this phase. It is long enough that a loaded machine, where a
+	// round trip can take a millisecond, does not push the engine into its sleeps
+	// (which would make round trips slower still); 1ms gave round trips of 0.4ms
+	// instead of 50µs on the loaded 2-core machine of docs/PERFORMANCE.md.
+	Spin time.Duration
+	// MaxSleep caps the sleeps of an idle engine, which grow from 10µs. It is the worst
+	// extra delay of a message arriving at an idle process; work queued from Go wakes
+	// the engine at once.
+	MaxSleep time.Duration
+}
+
+// World describes MPI_COMM_WORLD as seen by this process.
+type World struct {
+	Rank, Size int
+	// LocalSize is how many ranks share this node (MPI_COMM_TYPE_SHARED).
+	LocalSize int
+	// TagUB is the largest tag MPI allows (MPI_TAG_UB).
+	TagUB int
+	// Provided is the thread level MPI_Init_thread granted.
+	Provided int
+}
+
+// Message is a matched incoming message (MPI_Improbe): nobody else can receive it, and
+// it stays in MPI until the handler, now or later, receives or discards it with the
+// Loop. Its Size is the byte count.
+type Message struct {
+	Src, Tag, Size int
+	h              C.MPI_Message
+}
+
+// Handler takes each matched message, on the engine goroutine. It must not block.
+type Handler func(l *Loop, m Message)
+
+// Engine is the process's MPI engine (see the package doc).
+type Engine struct {
+	log      *zap.Logger
+	spin     time.Duration
+	maxSleep time.Duration
+	world    World
+	procs    int // GOMAXPROCS before Start added the engine's P
+
+	mu      sync.Mutex
+	queue   []func(*Loop)
+	spare   []func(*Loop)
+	stopReq bool
+	stopped bool
+	wake    chan struct{}
+
+	started  chan error
+	finished chan struct{}
+	stopErr  error
+
+	// Owned by the engine goroutine.
+	handler   Handler
+	creqs     *C.MPI_Request
+	cidx      *C.int
+	capReqs   int
+	reqs      []request
+	sends     int
+	pinners   []*runtime.Pinner
+	poll      *C.mp_poll_t
+	stopping  bool
+	deadline  time.Time
+	barrier   int // 0 not posted, 1 posted, 2 done
+	done      []int
+	callbacks []func(error)
+}
+
+type request struct {
+	pin  *runtime.Pinner
+	done func(error)
+	send bool
+}
+
+var (
+	singletonMu sync.Mutex
+	singleton   *Engine
+	used        bool
+	initErr     error // why MPI could not be initialised, once that happened
+)
+
+// Start initialises MPI on a new engine goroutine and returns the running engine. It
+// fails with ErrInUse while another engine runs, with ErrFinalized after one stopped.
+func Start(cfg Config) (*Engine, error) {
+	singletonMu.Lock()
+	defer singletonMu.Unlock()
+	switch {
+	case singleton != nil:
+		return nil, ErrInUse
+	case initErr != nil:
+		return nil, fmt.Errorf("MPI failed to initialise earlier in this process: %w", initErr)
+	case used:
+		return nil, ErrFinalized
+	case C.mp_initialized() != 0:
+		return nil, ErrForeign
+	}
+	e := &Engine{
+		log:      cfg.Logger,
+		spin:     cfg.Spin,
+		maxSleep: cfg.MaxSleep,
+		wake:     make(chan struct{}, 1),
+		started:  make(chan error, 1),
+		finished: make(chan struct{}),
+	}
+	if e.log == nil {
+		e.log = zap.NewNop()
+	}
+	if e.spin <= 0 {
+		e.spin = DefaultSpin
+	}
+	if e.maxSleep <= 0 {
+		e.maxSleep = DefaultMaxSleep
+	}
+	used = true
+	// The engine goroutine holds a P (a Go scheduler slot) while it polls, so it gets
+	// one of its own: with GOMAXPROCS=1, which an MPI launcher binding each rank to
+	// one core gives, the rest of the program would otherwise run only when the
+	// engine sleeps or is preempted (a 24ms round trip instead of 30µs here).
+	e.procs = runtime.GOMAXPROCS(0)
+	runtime.GOMAXPROCS(e.procs + 1)
+	go e.run()
+	if err := <-e.started; err != nil {
+		<-e.finished
+		e.restoreProcs()
+		initErr = err
+		return nil, err
+	}
+	singleton = e
+	return e, nil
+}
+
+// World returns the shape of MPI_COMM_WORLD.
+func (e *Engine) World() World { return e.world }
+
+// Do queues f to run on the engine goroutine, where it may use MPI through the Loop.
+// It reports false, without queueing, once the engine has stopped. Closures queued as
+// the engine stops still run, with a Loop on which every operation fails with
+// ErrStopped, so callers waiting on them always hear back.
+func (e *Engine) Do(f func(*Loop)) bool {
+	e.mu.Lock()
+	if e.stopped {
+		e.mu.Unlock()
+		return false
+	}
+	e.queue = append(e.queue, f)
+	e.mu.Unlock()
+	select {
+	case e.wake <- struct{}{}:
+	default:
+	}
+	return true
+}
+
+// Stop ends the engine: it finishes outstanding sends, waits (at most timeout) in a
+// barrier for every rank to stop too, receives what is still on its way, finalises
+// MPI and returns when the engine goroutine has ended. Without the barrier, finalising
+// could strand peers' messages; when it times out, MPI is left unfinalised and Stop
+// returns ErrStopTimeout. Every rank must call Stop: it is collective.
+func (e *Engine) Stop(timeout time.Duration) error {
+	e.mu.Lock()
+	first := !e.stopReq
+	e.stopReq = true
+	if first {
+		e.queue = append(e.queue, func(*Loop) {
+			e.stopping = true
+			e.deadline = time.Now().Add(timeout)
+		})
+	}
+	e.mu.Unlock()
+	select {
+	case e.wake <- struct{}{}:
+	default:
+	}
+	<-e.finished
+	if first {
+		e.restoreProcs()
+		singletonMu.Lock()
+		if singleton == e {
+			singleton = nil
+		}
+		singletonMu.Unlock()
+	}
+	return e.stopErr
+}
+
+// restoreProcs gives back the P that Start added, unless the program has changed
+// GOMAXPROCS since.
+func (e *Engine) restoreProcs() {
+	if runtime.GOMAXPROCS(0) == e.procs+1 {
+		runtime.GOMAXPROCS(e.procs)
+	}
+}
+
+// Current returns the running engine of the process, if any; the benchmark uses it to
+// run its direct-MPI baseline on the engine goroutine of an open mp instance.
+func Current() (*Engine, bool) {
+	singletonMu.Lock()
+	defer singletonMu.Unlock()
+	return singleton, singleton != nil
+}

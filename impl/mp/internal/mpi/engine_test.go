@@ -1,0 +1,92 @@
+//go:build mpi
+
+package mpi
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/ibisgo/ibis/impl/mp/internal/mpitest"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// The engine under mpirun: every rank sends a message to every rank (itself included),
+// small and large, receives them all, broadcasts from rank 0 and stops cleanly.
+func TestEngineUnderMPIRun(t *testing.T) {
+	for _, np := range []int{1, 3} {
+		mpitest.Run(t, np, "^TestEngineRank$", 60*time.Second)
+	}
+}
+
+func TestEngineRank(t *testing.T) {
+	if _, ok := mpitest.Rank(); !ok {
+		t.Skip("runs as a rank of TestEngineUnderMPIRun")
+	}
+	e, err := Start(Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Start(Config{}); !errors.Is(err, ErrInUse) {
+		t.Errorf("second Start: %v, want ErrInUse", err)
+	}
+	w := e.World()
+	payload := func(from, to, size int) []byte {
+		b := make([]byte, size)
+		for i := range b {
+			b[i] = byte(from*7 + to*13 + i)
+		}
+		return b
+	}
+	sizes := []int{0, 100, 300 << 10}
+	got := make(chan error, w.Size*len(sizes))
+	want := w.Size * len(sizes)
+	e.Do(func(l *Loop) {
+		l.SetHandler(func(l *Loop, m Message) {
+			buf := make([]byte, m.Size)
+			l.Recv(m, buf, func(err error) {
+				if err == nil && !bytes.Equal(buf, payload(m.Src, w.Rank, m.Size)) {
+					err = errors.New("payload differs")
+				}
+				got <- err
+			})
+		})
+	})
+	sent := make(chan error, w.Size*len(sizes))
+	for to := range w.Size {
+		for _, s := range sizes {
+			b := payload(w.Rank, to, s)
+			e.Do(func(l *Loop) { l.Send(to, 5, b, func(err error) { sent <- err }) })
+		}
+	}
+	for range want {
+		if err := <-sent; err != nil {
+			t.Error(err)
+		}
+		if err := <-got; err != nil {
+			t.Error(err)
+		}
+	}
+	buf := make([]byte, 16)
+	if w.Rank == 0 {
+		copy(buf, "from rank zero")
+	}
+	bc := make(chan error, 1)
+	e.Do(func(l *Loop) { l.Bcast(buf, func(err error) { bc <- err }) })
+	if err := <-bc; err != nil || string(buf[:14]) != "from rank zero" {
+		t.Errorf("bcast: %v %q", err, buf)
+	}
+	if err := e.Stop(10 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Start(Config{}); !errors.Is(err, ErrFinalized) {
+		t.Errorf("Start after Stop: %v, want ErrFinalized", err)
+	}
+	if e.Do(func(*Loop) {}) {
+		t.Error("Do after Stop accepted work")
+	}
+}

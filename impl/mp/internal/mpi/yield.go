@@ -1,0 +1,40 @@
+//go:build mpi
+
+package mpi
+
+// #include "glue.h"
+import "C"
+
+import "time"
+
+// Yield gives the CPU to another thread (sched_yield); not an MPI call, so any
+// goroutine may use it.
+func Yield() { C.mp_yield() }
+
+// Poll waits up to d for a value on ch by polling it, yielding the CPU between polls,
+// and reports whether one came. A goroutine that expects an answer from the engine
+// within microseconds waits this way before it blocks: a blocked goroutine is woken by
+// the engine's thread through the Go scheduler and the kernel, which on a loaded
+// machine costs tens of microseconds, while a polling one sees the answer at once.
+func Poll(ch <-chan struct{}, d time.Duration) bool {
+	if d <= 0 {
+		return false
+	}
+	var deadline time.Time
+	for i := 0; ; i++ {
+		select {
+		case <-ch:
+			return true
+		default:
+		}
+		if i&15 == 0 {
+			now := time.Now()
+			if i == 0 {
+				deadline = now.Add(d)
+			} else if now.After(deadline) {
+				return false
+			}
+		}
+		C.mp_yield()
+	}
+}

@@ -1,0 +1,162 @@
+//go:build mpi
+
+package mp
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strings"
+
+	"go.uber.org/zap"
+
+	"github.com/ibisgo/ibis/impl/internal/core"
+	"github.com/ibisgo/ibis/impl/mp/internal/mpi"
+	"github.com/ibisgo/ibis/ipl"
+	"github.com/ibisgo/ibis/registry"
+)
+
+// WithMPI reports whether this build binds the MPI library (build tag mpi).
+const WithMPI = true
+
+// poolInfoSize is the fixed size of the broadcast that tells every rank the registry
+// address and pool name chosen by rank 0.
+const poolInfoSize = 4096
+
+func open(ctx context.Context, cfg *ipl.Config) (ipl.Ibis, error) {
+	o, err := parseOptions(cfg)
+	if err != nil {
+		return nil, err
+	}
+	log := cfg.Logger.Named("mp")
+	eng, err := mpi.Start(mpi.Config{Logger: log.Named("engine"), Spin: o.spin, MaxSleep: o.maxSleep})
+	if err != nil {
+		return nil, fmt.Errorf("%w: mp: %w", ipl.ErrUnsupported, err)
+	}
+	w := eng.World()
+	log = log.With(zap.Int("rank", w.Rank))
+
+	// Rank 0 runs the pool's registry; everyone learns its address by MPI_Bcast. Rank 0
+	// takes part in the broadcast even when the registry fails, with the error as the
+	// message, so that no rank waits for it.
+	info := make([]byte, poolInfoSize)
+	var srv *registry.Server
+	if w.Rank == 0 {
+		msg, s, err := startRegistry(cfg, w, log)
+		srv = s
+		if err != nil {
+			msg = "error\n" + err.Error()
+		}
+		copy(info, msg)
+	}
+	fail := func(err error) (ipl.Ibis, error) {
+		if srv != nil {
+			_ = srv.Close()
+		}
+		if serr := eng.Stop(failedOpenStop); serr != nil {
+			log.Debug("stopping MPI after a failed start", zap.Error(serr))
+		}
+		return nil, err
+	}
+	if err := bcast(ctx, eng, info); err != nil {
+		return fail(fmt.Errorf("mp: learning the registry address from rank 0: %w", err))
+	}
+	kind, rest, _ := strings.Cut(string(bytes.TrimRight(info, "\x00")), "\n")
+	if kind != "ok" {
+		return fail(fmt.Errorf("mp: rank 0 could not start the pool's registry: %s", rest))
+	}
+	addr, pool, _ := strings.Cut(rest, "\n")
+	if cfg.Registry != "" && cfg.Registry != addr {
+		log.Info("ignoring the configured registry: the pool of an MPI job is MPI_COMM_WORLD, with its registry on rank 0",
+			zap.String("configured", cfg.Registry))
+	}
+	if cfg.PoolSize != 0 && cfg.PoolSize != w.Size {
+		log.Warn("ignoring the configured pool size: the pool is MPI_COMM_WORLD",
+			zap.Int("configured", cfg.PoolSize), zap.Int("world_size", w.Size))
+	}
+	cfg.Registry, cfg.Pool, cfg.PoolSize = addr, pool, w.Size
+	tr := newTransport(eng, log, srv, o)
+	in, err := core.Open(ctx, cfg, Name, tr)
+	if err != nil {
+		// core.Open closed tr (and so the engine and registry) unless Start failed.
+		if tr.eng.Do(func(*mpi.Loop) {}) {
+			_ = tr.Close()
+		}
+		return nil, err
+	}
+	tr.opened.Store(true)
+	return in, nil
+}
+
+// startRegistry starts rank 0's embedded registry and returns the broadcast message.
+func startRegistry(cfg *ipl.Config, w mpi.World, log *zap.Logger) (string, *registry.Server, error) {
+	host := registryHost(cfg.ListenHost, w, log)
+	opts := []registry.ServerOption{registry.WithServerLogger(log.Named("registry"))}
+	if cfg.HeartbeatInterval > 0 {
+		opts = append(opts, registry.WithHeartbeatInterval(cfg.HeartbeatInterval))
+	}
+	srv, err := registry.StartEmbedded(net.JoinHostPort(host, "0"), opts...)
+	if err != nil {
+		return "", nil, fmt.Errorf("starting the embedded registry on %s: %w", host, err)
+	}
+	msg := "ok\n" + srv.Addr() + "\n" + cfg.Pool
+	if len(msg) > poolInfoSize {
+		_ = srv.Close()
+		return "", nil, fmt.Errorf("pool name of %d bytes is too long", len(cfg.Pool))
+	}
+	log.Info("embedded registry started", zap.String("addr", srv.Addr()), zap.String("pool", cfg.Pool))
+	return msg, srv, nil
+}
+
+// registryHost is where rank 0's registry listens: the configured host, unless the job
+// spans several nodes and that host is a loopback address the others cannot reach; then
+// an address of this machine (set IBIS_HOST to choose).
+func registryHost(host string, w mpi.World, log *zap.Logger) string {
+	if w.LocalSize >= w.Size {
+		return host
+	}
+	if ip := net.ParseIP(host); ip != nil && !ip.IsLoopback() {
+		return host
+	}
+	if host != "" && host != "localhost" && net.ParseIP(host) == nil {
+		return host
+	}
+	if name, err := os.Hostname(); err == nil {
+		if ips, err := net.LookupIP(name); err == nil {
+			for _, ip := range ips {
+				if !ip.IsLoopback() {
+					return ip.String()
+				}
+			}
+		}
+	}
+	if addrs, err := net.InterfaceAddrs(); err == nil {
+		for _, a := range addrs {
+			if n, ok := a.(*net.IPNet); ok && !n.IP.IsLoopback() && n.IP.To4() != nil {
+				return n.IP.String()
+			}
+		}
+	}
+	log.Warn("the MPI job spans several nodes but no non-loopback address was found for the registry; set IBIS_HOST")
+	return host
+}
+
+// bcast broadcasts buf from rank 0 and waits for it, or for ctx.
+func bcast(ctx context.Context, eng *mpi.Engine, buf []byte) error {
+	done := make(chan error, 1)
+	if !eng.Do(func(l *mpi.Loop) { l.Bcast(buf, func(err error) { done <- err }) }) {
+		return ipl.ErrClosed
+	}
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return fmt.Errorf("%w: waiting for the other ranks to start: %w", ipl.ErrTimeout, ctx.Err())
+		}
+		return ctx.Err()
+	}
+}

@@ -1,0 +1,279 @@
+//go:build mpi
+
+package mp
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"net"
+	"sync"
+	"sync/atomic"
+
+	"go.uber.org/zap"
+
+	"github.com/ibisgo/ibis/impl/internal/core"
+	"github.com/ibisgo/ibis/impl/mp/internal/mpi"
+	"github.com/ibisgo/ibis/ipl"
+)
+
+// outConn is the dialling side of a connection.
+type outConn struct {
+	t    *transport
+	peer int
+	c    uint32 // set on the engine goroutine before the request is sent
+	lost func(error)
+
+	reply chan replyMsg
+
+	mu       sync.Mutex
+	lostErr  error
+	closed   bool
+	closedCh chan struct{}
+	est      atomic.Bool // the acceptor answered yes
+}
+
+type replyMsg struct {
+	buf []byte
+	err error
+}
+
+// Dial sends a handshake request to the rank addr names and waits for its reply.
+func (t *transport) Dial(ctx context.Context, addr string, req *core.Request, lost func(error)) (core.OutConn, *core.Reply, error) {
+	peer, err := t.parseAddr(addr)
+	if err != nil {
+		return nil, nil, err
+	}
+	var frame bytes.Buffer
+	frame.Write([]byte{0, 0, 0, 0})
+	if err := core.WriteRequest(&frame, req); err != nil {
+		return nil, nil, fmt.Errorf("%w: handshake with %s: %w", ipl.ErrRefused, addr, err)
+	}
+	oc := &outConn{t: t, peer: peer, lost: lost, reply: make(chan replyMsg, 1), closedCh: make(chan struct{})}
+	if !t.track(nil, oc) {
+		return nil, nil, fmt.Errorf("mp: dialling %s: %w", addr, ipl.ErrClosed)
+	}
+	b := frame.Bytes()
+	if !t.eng.Do(func(l *mpi.Loop) {
+		oc.c = t.allocConn(peer)
+		t.outByKey[connKey(peer, oc.c)] = oc
+		binary.BigEndian.PutUint32(b, oc.c)
+		l.Send(peer, tagRequest, b, nil)
+	}) {
+		t.untrack(nil, oc)
+		return nil, nil, fmt.Errorf("mp: dialling %s: %w", addr, ipl.ErrClosed)
+	}
+	var r replyMsg
+	select {
+	case r = <-oc.reply:
+	case <-ctx.Done():
+		oc.abandon(true)
+		return nil, nil, ctx.Err()
+	case <-t.closing:
+		oc.abandon(true)
+		return nil, nil, fmt.Errorf("mp: dialling %s: %w", addr, ipl.ErrClosed)
+	}
+	var rep *core.Reply
+	if r.err == nil {
+		rep, err = core.ReadReply(bytes.NewReader(r.buf))
+	} else {
+		err = r.err
+	}
+	if err != nil {
+		oc.abandon(true)
+		return nil, nil, fmt.Errorf("%w: handshake with %s: %w", ipl.ErrRefused, addr, err)
+	}
+	if rep.Code != core.ReplyAccepted {
+		oc.abandon(false)
+		return nil, rep, nil
+	}
+	oc.est.Store(true)
+	return oc, rep, nil
+}
+
+// abandon forgets a connection that will not be used; with end set it also sends the
+// empty message that ends (or cancels) it at the acceptor.
+func (oc *outConn) abandon(end bool) {
+	t := oc.t
+	t.untrack(nil, oc)
+	t.eng.Do(func(l *mpi.Loop) {
+		key := connKey(oc.peer, oc.c)
+		if t.outByKey[key] == oc {
+			delete(t.outByKey, key)
+		}
+		if end {
+			l.Send(oc.peer, fwdTag(oc.c), nil, nil)
+		}
+	})
+}
+
+// gone records that the acceptor dropped the connection (engine goroutine) and tells
+// core, from a goroutine of its own since core's handler takes locks.
+func (oc *outConn) gone(err error) {
+	oc.mu.Lock()
+	if oc.lostErr != nil || oc.closed {
+		oc.mu.Unlock()
+		return
+	}
+	oc.lostErr = err
+	oc.mu.Unlock()
+	oc.t.spawn(func() { oc.lost(err) })
+}
+
+// WritePacket sends bufs as MPI messages on the connection's tag: runs of small
+// buffers gathered into one copied message, after which WritePacket need not wait;
+// each large buffer (a bulk packet's view of the caller's slice) in place, pinned, in
+// pieces of at most maxChunk bytes, waiting until MPI is done with the memory.
+func (oc *outConn) WritePacket(bufs net.Buffers) error {
+	oc.mu.Lock()
+	lostErr, closed := oc.lostErr, oc.closed
+	oc.mu.Unlock()
+	switch {
+	case closed:
+		return fmt.Errorf("mp: writing to rank %d: %w", oc.peer, net.ErrClosed)
+	case lostErr != nil:
+		// The acceptor dropped the connection and drops what still comes, as a socket
+		// takes writes after its peer closed; core has heard of the loss through lost
+		// and fails the messages that follow. Not failing here lets a sender's goodbye
+		// (the Close packet) to a receiver that left first end cleanly, as over TCP.
+		return nil
+	}
+	t := oc.t
+	var msgs []outMsg
+	var gather []byte
+	direct := 0
+	for i := 0; i < len(bufs); {
+		if len(bufs[i]) >= sendDirectMin {
+			for b := bufs[i]; len(b) > 0; b = b[min(len(b), maxChunk):] {
+				msgs = append(msgs, outMsg{b[:min(len(b), maxChunk)], true})
+				direct++
+			}
+			i++
+			continue
+		}
+		n := 0
+		j := i
+		for ; j < len(bufs) && len(bufs[j]) < sendDirectMin; j++ {
+			n += len(bufs[j])
+		}
+		if n > 0 {
+			gather = make([]byte, 0, n)
+			for _, b := range bufs[i:j] {
+				gather = append(gather, b...)
+			}
+			msgs = append(msgs, outMsg{gather, false})
+		}
+		i = j
+	}
+	gathered := len(msgs) - direct
+	if len(msgs) == 0 {
+		return nil
+	}
+	for i := range gathered {
+		select {
+		case t.slots <- struct{}{}:
+		case <-oc.closedCh:
+			t.releaseSlots(i)
+			return fmt.Errorf("mp: writing to rank %d: %w", oc.peer, net.ErrClosed)
+		case <-t.closing:
+			t.releaseSlots(i)
+			return fmt.Errorf("mp: writing to rank %d: %w", oc.peer, ipl.ErrClosed)
+		}
+	}
+	var w *directWait
+	if direct > 0 {
+		w = &directWait{done: make(chan struct{})}
+		w.left.Store(int32(direct))
+		for _, m := range msgs {
+			if m.inPlace {
+				w.bytes += len(m.b)
+			}
+		}
+	}
+	ok := t.eng.Do(func(l *mpi.Loop) {
+		tag := fwdTag(oc.c)
+		for _, m := range msgs {
+			if m.inPlace {
+				l.Send(oc.peer, tag, m.b, w.complete)
+			} else {
+				l.Send(oc.peer, tag, m.b, t.releaseSlot)
+			}
+		}
+	})
+	if !ok {
+		t.releaseSlots(gathered)
+		return fmt.Errorf("mp: writing to rank %d: %w", oc.peer, ipl.ErrClosed)
+	}
+	if w == nil {
+		return nil
+	}
+	if mpi.Poll(w.done, t.spinFor(w.bytes)) {
+		return w.err
+	}
+	select {
+	case <-w.done:
+		return w.err
+	case <-oc.closedCh:
+		// MPI may still read the memory; it stays pinned until it is done.
+		return fmt.Errorf("mp: writing to rank %d: %w", oc.peer, net.ErrClosed)
+	case <-t.closing:
+		return fmt.Errorf("mp: writing to rank %d: %w", oc.peer, ipl.ErrClosed)
+	}
+}
+
+// outMsg is one MPI message of a WritePacket: the caller's memory in place, or a
+// gathered copy.
+type outMsg struct {
+	b       []byte
+	inPlace bool
+}
+
+// releaseSlot frees the slot of a completed gathered send (engine goroutine).
+func (t *transport) releaseSlot(err error) {
+	<-t.slots
+	if err != nil {
+		t.log.Warn("a send failed", zap.Error(err))
+	}
+}
+
+// releaseSlots frees n slots whose sends were never started.
+func (t *transport) releaseSlots(n int) {
+	for range n {
+		<-t.slots
+	}
+}
+
+// directWait counts down the in-place sends of one WritePacket.
+type directWait struct {
+	bytes int
+	left  atomic.Int32
+	err   error
+	once  sync.Once
+	done  chan struct{}
+}
+
+func (w *directWait) complete(err error) {
+	if err != nil {
+		w.once.Do(func() { w.err = err })
+	}
+	if w.left.Add(-1) == 0 {
+		close(w.done)
+	}
+}
+
+// Close ends the connection: the acceptor gets the empty message that ends the stream.
+func (oc *outConn) Close() error {
+	oc.mu.Lock()
+	if oc.closed {
+		oc.mu.Unlock()
+		return nil
+	}
+	oc.closed = true
+	close(oc.closedCh)
+	oc.mu.Unlock()
+	if oc.est.Load() {
+		oc.abandon(true)
+	}
+	return nil
+}
