@@ -3,6 +3,7 @@ package mp
 import (
 	"context"
 
+	"github.com/ibisgo/ibis/impl/internal/core"
 	"github.com/ibisgo/ibis/ipl"
 )
 
@@ -24,15 +25,7 @@ type driver struct{}
 // Capabilities: every port capability, and the Ibis capabilities of the embedded
 // registry except malleability, since the pool is MPI_COMM_WORLD and has a fixed size.
 func (driver) Capabilities() []string {
-	return []string{
-		ipl.ConnectionOneToOne, ipl.ConnectionOneToMany, ipl.ConnectionManyToOne, ipl.ConnectionManyToMany,
-		ipl.ConnectionUpcalls, ipl.ConnectionDowncalls, ipl.ConnectionTimeout,
-		ipl.ReceiveExplicit, ipl.ReceiveTimeout, ipl.ReceivePoll, ipl.ReceiveAutoUpcalls, ipl.ReceivePollUpcalls,
-		ipl.CommunicationReliable, ipl.CommunicationFIFO, ipl.CommunicationNumbered,
-		ipl.SerializationByte, ipl.SerializationData, ipl.SerializationObject,
-		ipl.ClosedWorld, ipl.ElectionsStrict, ipl.ElectionsUnreliable, ipl.MembershipTotallyOrdered,
-		ipl.MembershipUnreliable, ipl.Signals, ipl.Termination,
-	}
+	return append(core.PortCapabilities(), core.RegistryCapabilities()...)
 }
 
 func (driver) Open(ctx context.Context, cfg *ipl.Config) (ipl.Ibis, error) { return open(ctx, cfg) }

@@ -17,15 +17,7 @@ type driver struct{}
 // Capabilities: every port capability of the IPL and every Ibis capability the central
 // registry provides.
 func (driver) Capabilities() []string {
-	return []string{
-		ipl.ConnectionOneToOne, ipl.ConnectionOneToMany, ipl.ConnectionManyToOne, ipl.ConnectionManyToMany,
-		ipl.ConnectionUpcalls, ipl.ConnectionDowncalls, ipl.ConnectionTimeout,
-		ipl.ReceiveExplicit, ipl.ReceiveTimeout, ipl.ReceivePoll, ipl.ReceiveAutoUpcalls, ipl.ReceivePollUpcalls,
-		ipl.CommunicationReliable, ipl.CommunicationFIFO, ipl.CommunicationNumbered,
-		ipl.SerializationByte, ipl.SerializationData, ipl.SerializationObject,
-		ipl.ClosedWorld, ipl.ElectionsStrict, ipl.ElectionsUnreliable, ipl.MembershipTotallyOrdered,
-		ipl.MembershipUnreliable, ipl.Signals, ipl.Termination, ipl.Malleable,
-	}
+	return append(append(core.PortCapabilities(), core.RegistryCapabilities()...), ipl.Malleable)
 }
 
 func (driver) Open(ctx context.Context, cfg *ipl.Config) (ipl.Ibis, error) {
