@@ -28,6 +28,8 @@ type inbound struct {
 	box *core.Inbox
 	eng *engine
 
+	enrolMu sync.Mutex // one enrolment at a time: each checks that its own registration happened
+
 	mu       sync.Mutex
 	nc       net.Conn               // the socket while the handshake runs
 	gc       gnet.Conn              // the event loop's connection, while it has one
@@ -65,6 +67,8 @@ func (in *inbound) Close() error {
 
 // enroll hands the socket to the event loop (the first time, and after each pause).
 func (in *inbound) enroll(nc net.Conn) {
+	in.enrolMu.Lock()
+	defer in.enrolMu.Unlock()
 	in.mu.Lock()
 	in.reg = false
 	in.mu.Unlock()

@@ -92,7 +92,8 @@ func (b *Inbox) Push(p []byte) (full bool) {
 		return false
 	}
 	b.mu.Lock()
-	if b.ended {
+	if b.ended || b.retired {
+		// Bytes the event loop read before the connection's close took effect.
 		b.mu.Unlock()
 		return false
 	}
@@ -305,7 +306,17 @@ func (b *Inbox) Read(p []byte) (int, error) {
 			}
 			return 0, err
 		}
+		// About to wait for bytes: a connection parked for the port's budget must
+		// be read again now, whatever the port holds, or nothing would come.
+		var resume func()
+		if b.parked {
+			b.parked, b.paused = false, false
+			resume = b.resume
+		}
 		b.mu.Unlock()
+		if resume != nil {
+			resume()
+		}
 		select {
 		case <-b.wake:
 		case <-b.port.closed:
