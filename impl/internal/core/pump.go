@@ -47,18 +47,22 @@ const unparkRead = 64 << 10
 // them all at once would let each bring in a read's worth before it parks again.
 func (p *ReceivePort) unpark() {
 	q := &p.push
-	room := int((PortHighWater - q.buffered.Load()) / unparkRead)
-	q.mu.Lock()
-	k := min(max(room, 1), len(q.parked))
-	list := q.parked[:k:k]
-	q.parked = q.parked[k:]
-	if len(q.parked) == 0 {
-		q.parked = nil
-	}
-	q.mu.Unlock()
-	for _, b := range list {
+	room := max(int((PortHighWater-q.buffered.Load())/unparkRead), 1)
+	for room > 0 {
+		q.mu.Lock()
+		if len(q.parked) == 0 {
+			q.parked = nil
+			q.mu.Unlock()
+			return
+		}
+		b := q.parked[0]
+		q.parked[0] = nil
+		q.parked = q.parked[1:]
+		q.mu.Unlock()
+		// An entry whose inbox was resumed by its reader, or retired, is skipped.
 		if resume := b.unparked(); resume != nil {
 			resume()
+			room--
 		}
 	}
 }
@@ -105,7 +109,7 @@ func (p *ReceivePort) takePush() *readMessage {
 // retireInbox drops a push-mode connection that ended or broke.
 func (p *ReceivePort) retireInbox(b *Inbox, err error) {
 	b.mu.Lock()
-	b.retired = true
+	b.retired, b.parked = true, false
 	b.mu.Unlock()
 	p.connEnded(b.ic, err)
 	_ = b.ic.c.Close()
