@@ -12,8 +12,9 @@ import (
 // Push-mode connections: an event loop reads the socket and pushes the bytes into the
 // connection's Inbox; no goroutine waits on the connection. The receive port keeps a
 // FIFO of inboxes whose next message can be started without waiting (its first packet
-// is whole, or is a bulk packet whose body the reader streams, or cannot be valid), or
-// that ended, and whoever receives takes the next inbox from it (pending.go). So a
+// is whole, or is a bulk packet whose body the reader streams), and whoever receives
+// takes the next inbox from it (pending.go); a connection whose end, goodbye or invalid
+// bytes come next is retired by the event loop at once. So a
 // Receive never scans the connections, a sender that stalls halfway through the start
 // of a message holds up nobody, and a thousand idle senders cost a thousand small
 // structs, not a thousand goroutines and read buffers.
