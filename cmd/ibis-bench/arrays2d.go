@@ -8,7 +8,6 @@ import (
 
 	"github.com/ibisgo/ibis/cmd/ibis-bench/internal/cluster"
 	"github.com/ibisgo/ibis/cmd/ibis-bench/internal/payload"
-	"github.com/ibisgo/ibis/cmd/ibis-bench/internal/rawnet"
 	"github.com/ibisgo/ibis/cmd/ibis-bench/internal/report"
 	"github.com/ibisgo/ibis/cmd/ibis-bench/internal/stats"
 )
@@ -77,11 +76,7 @@ var arrayElems = map[string]arrayElem{
 var arrayShapes = []string{"T[N*N] vector", "T[N][N]", "T[1][N*N]", "raw socket N*N*size bytes"}
 
 func arrays2d(ctx context.Context, e *env, g *cluster.Group, l *link, tm timer, ns []int, elems []arrayElem) (*report.Report, error) {
-	addr, err := l.rawAddr(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("raw baseline: %w", err)
-	}
-	raw, err := rawnet.Dial(addr)
+	raw, err := l.dialRaw(ctx)
 	if err != nil {
 		return nil, err
 	}

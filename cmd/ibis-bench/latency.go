@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/ibisgo/ibis/cmd/ibis-bench/internal/cluster"
-	"github.com/ibisgo/ibis/cmd/ibis-bench/internal/rawnet"
 	"github.com/ibisgo/ibis/cmd/ibis-bench/internal/report"
 	"github.com/ibisgo/ibis/ipl"
 )
@@ -173,11 +172,7 @@ func (le *latEnd) check(ctx context.Context) error {
 func (le *latEnd) close() error { return le.ib.Close() }
 
 func latency(ctx context.Context, e *env, g *cluster.Group, l *link, tm timer, vs []variant, size int) (*report.Report, error) {
-	addr, err := l.rawAddr(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("raw baseline: %w", err)
-	}
-	raw, err := rawnet.Dial(addr)
+	raw, err := l.dialRaw(ctx)
 	if err != nil {
 		return nil, err
 	}

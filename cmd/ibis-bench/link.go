@@ -7,6 +7,7 @@ import (
 
 	"github.com/ibisgo/ibis/cmd/ibis-bench/internal/cluster"
 	"github.com/ibisgo/ibis/cmd/ibis-bench/internal/payload"
+	"github.com/ibisgo/ibis/cmd/ibis-bench/internal/rawnet"
 	"github.com/ibisgo/ibis/ipl"
 )
 
@@ -172,6 +173,16 @@ func (l *link) sink(ctx context.Context, spec payload.Spec, count int) (int64, e
 		size = n
 	}
 	return size, l.await(ctx, nil)
+}
+
+// dialRaw connects to the peer's raw-socket server, the baseline every network
+// experiment measures in the same run.
+func (l *link) dialRaw(ctx context.Context) (*rawnet.Conn, error) {
+	addr, err := l.rawAddr(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("raw baseline: %w", err)
+	}
+	return rawnet.Dial(addr)
 }
 
 // rawAddr asks the peer for its raw-socket server's address.

@@ -8,7 +8,6 @@ import (
 
 	"github.com/ibisgo/ibis/cmd/ibis-bench/internal/cluster"
 	"github.com/ibisgo/ibis/cmd/ibis-bench/internal/payload"
-	"github.com/ibisgo/ibis/cmd/ibis-bench/internal/rawnet"
 	"github.com/ibisgo/ibis/cmd/ibis-bench/internal/report"
 	"github.com/ibisgo/ibis/cmd/ibis-bench/internal/stats"
 )
@@ -93,11 +92,7 @@ type curve struct {
 }
 
 func pingpong(ctx context.Context, e *env, g *cluster.Group, l *link, tm timer, sizes []int, kinds []payload.Kind, objectMax int) (*report.Report, error) {
-	addr, err := l.rawAddr(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("raw baseline: %w", err)
-	}
-	raw, err := rawnet.Dial(addr)
+	raw, err := l.dialRaw(ctx)
 	if err != nil {
 		return nil, err
 	}

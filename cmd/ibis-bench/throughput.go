@@ -48,11 +48,7 @@ func setupThroughput(fs *flag.FlagSet) func(ctx context.Context, e *env) (*repor
 }
 
 func throughput(ctx context.Context, e *env, g *cluster.Group, l *link, tm timer, f throughputFlags) (*report.Report, error) {
-	addr, err := l.rawAddr(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("raw baseline: %w", err)
-	}
-	raw, err := rawnet.Dial(addr)
+	raw, err := l.dialRaw(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -16,15 +16,6 @@ import (
 	"github.com/ibisgo/ibis/ipl"
 )
 
-const (
-	// readBufferSize is the read buffer of a blocking-flavour incoming connection (as
-	// in impl/tcp); event-loop connections have none of their own.
-	readBufferSize = 8 << 10
-	// handshakeTimeout bounds how long an incoming connection may take to introduce
-	// itself.
-	handshakeTimeout = 10 * time.Second
-)
-
 // transport is the core.Transport of impl/nio: a listener whose accepted connections
 // go, after the handshake, to the flavour of the receive port they connect to.
 type transport struct {
@@ -105,7 +96,7 @@ func (t *transport) serve(c net.Conn) {
 		}
 	}()
 	sockets.SetNoDelay(c)
-	_ = c.SetDeadline(time.Now().Add(handshakeTimeout))
+	_ = c.SetDeadline(time.Now().Add(sockets.HandshakeTimeout))
 	// The handshake is read from the socket itself, not through a buffer: nothing
 	// beyond it may be consumed before the event loop takes the socket over.
 	req, err := core.ReadRequest(c)
@@ -145,7 +136,7 @@ func (t *transport) serve(c net.Conn) {
 	}
 	_ = c.SetDeadline(time.Time{})
 	if ib == nil {
-		acc.Serve(bufio.NewReaderSize(c, readBufferSize))
+		acc.Serve(bufio.NewReaderSize(c, sockets.ReadBufferSize))
 		return
 	}
 	ib.box = acc.Inbox(ib.resume)

@@ -13,18 +13,6 @@ import (
 	"github.com/ibisgo/ibis/ipl"
 )
 
-const (
-	// readBufferSize is the per-connection read buffer: small messages are read with
-	// few system calls, large slices bypass it and go straight into the reader's memory.
-	// It is kept small because what a read brings in beyond a message's header is copied
-	// once more on its way to the reader's slice: with 8 KiB instead of 64 KiB, streams
-	// of 100 KB arrays went from about 0.77x to 0.82x of a raw socket here.
-	readBufferSize = 8 << 10
-	// handshakeTimeout bounds how long an incoming connection may take to introduce
-	// itself, so that a silent or slow peer cannot hold a goroutine forever.
-	handshakeTimeout = 10 * time.Second
-)
-
 // transport is the core.Transport of blocking TCP sockets: a goroutine per incoming
 // connection reads it, the sender's goroutine writes.
 type transport struct {
@@ -53,8 +41,8 @@ func (t *transport) Start(acc core.Acceptor) (string, error) {
 func (t *transport) serve(c net.Conn) {
 	defer c.Close()
 	sockets.SetNoDelay(c)
-	_ = c.SetDeadline(time.Now().Add(handshakeTimeout))
-	br := bufio.NewReaderSize(c, readBufferSize)
+	_ = c.SetDeadline(time.Now().Add(sockets.HandshakeTimeout))
+	br := bufio.NewReaderSize(c, sockets.ReadBufferSize)
 	req, err := core.ReadRequest(br)
 	if err != nil {
 		t.log.Warn("dropping incoming connection", zap.Stringer("remote", c.RemoteAddr()), zap.Error(err))

@@ -294,7 +294,7 @@ func (b *Inbox) Read(p []byte) (int, error) {
 			if resume != nil {
 				resume()
 			}
-			if b.port.push.buffered.Load() < PortLowWater {
+			if q := &b.port.push; q.nParked.Load() > 0 && q.buffered.Load() < PortLowWater {
 				b.port.unpark()
 			}
 			return n, nil

@@ -15,7 +15,8 @@ type pushQueue struct {
 	sig     chan struct{} // capacity 1: an inbox was queued
 	// buffered counts the unread bytes of all the port's inboxes.
 	buffered atomic.Int64
-	parked   []*Inbox // paused for the port's budget (see PortHighWater)
+	parked   []*Inbox     // paused for the port's budget (see PortHighWater)
+	nParked  atomic.Int32 // len(parked), read without the lock on every Read
 }
 
 // enqueueInbox puts an inbox at the end of the pending list.
@@ -35,6 +36,7 @@ func (p *ReceivePort) park(b *Inbox) {
 	q := &p.push
 	q.mu.Lock()
 	q.parked = append(q.parked, b)
+	q.nParked.Store(int32(len(q.parked)))
 	q.mu.Unlock()
 }
 
@@ -58,6 +60,7 @@ func (p *ReceivePort) unpark() {
 		b := q.parked[0]
 		q.parked[0] = nil
 		q.parked = q.parked[1:]
+		q.nParked.Store(int32(len(q.parked)))
 		q.mu.Unlock()
 		// An entry whose inbox was resumed by its reader, or retired, is skipped.
 		if resume := b.unparked(); resume != nil {
