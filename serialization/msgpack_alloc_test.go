@@ -210,13 +210,24 @@ func TestMsgpackEstimateCoversAllocation(t *testing.T) {
 			ptr := d.new()
 			est, err := checkMsgpack(in.mp, DefaultMaxObjectDepth, costFor(ptr), math.MaxInt64)
 			must(t, err)
-			dec := msgpack.NewDecoder(bytes.NewReader(in.mp))
+			// TotalAlloc counts every goroutine of the process, the
+			// runtime's included; the decoder's own allocation is the same
+			// each time, so an excess is measured again and the least of
+			// three readings is taken.
 			var derr error
-			var before, after runtime.MemStats
-			runtime.ReadMemStats(&before)
-			derr = decodeSafely(dec, ptr)
-			runtime.ReadMemStats(&after)
-			alloc := after.TotalAlloc - before.TotalAlloc
+			alloc := uint64(math.MaxUint64)
+			for try := 0; try < 3; try++ {
+				ptr = d.new()
+				dec := msgpack.NewDecoder(bytes.NewReader(in.mp))
+				var before, after runtime.MemStats
+				runtime.ReadMemStats(&before)
+				derr = decodeSafely(dec, ptr)
+				runtime.ReadMemStats(&after)
+				alloc = min(alloc, after.TotalAlloc-before.TotalAlloc)
+				if alloc <= uint64(est+slack) {
+					break
+				}
+			}
 			if testing.Verbose() {
 				t.Logf("%-28s %-26s est %9d alloc %9d  over %.1fx ok=%v", in.name, d.name, est, alloc, float64(est)/float64(max(alloc, 1)), derr == nil)
 			}
