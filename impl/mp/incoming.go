@@ -61,7 +61,7 @@ func (t *transport) incoming(l *mpi.Loop, m mpi.Message) {
 		}
 		return
 	}
-	ch := &chunk{state: chunkPending, data: make([]byte, m.Size)}
+	ch := &chunk{state: chunkPending, data: make([]byte, m.Size), credit: charge(m.Size)}
 	if !s.push(ch) {
 		l.Discard(m)
 		return
@@ -70,7 +70,8 @@ func (t *transport) incoming(l *mpi.Loop, m mpi.Message) {
 }
 
 // fromAcceptor handles a message on a connection's reverse tag (engine goroutine): the
-// handshake reply, or the news that the acceptor dropped the connection.
+// handshake reply, then credit (credit.go), or the news (an empty message) that the
+// acceptor dropped the connection.
 func (t *transport) fromAcceptor(l *mpi.Loop, m mpi.Message, key uint64) {
 	oc := t.outByKey[key]
 	if oc == nil {
@@ -84,6 +85,17 @@ func (t *transport) fromAcceptor(l *mpi.Loop, m mpi.Message, key uint64) {
 		return
 	}
 	buf := make([]byte, m.Size)
+	if oc.replied {
+		l.Recv(m, buf, func(err error) {
+			if err != nil {
+				t.log.Warn("receiving credit", zap.Int("from", m.Src), zap.Error(err))
+				return
+			}
+			oc.gotCredit(buf)
+		})
+		return
+	}
+	oc.replied = true
 	l.Recv(m, buf, func(err error) {
 		select {
 		case oc.reply <- replyMsg{buf, err}:

@@ -25,13 +25,16 @@ type outConn struct {
 	c    uint32 // set on the engine goroutine before the request is sent
 	lost func(error)
 
-	reply chan replyMsg
+	reply   chan replyMsg
+	replied bool // the handshake reply came (engine goroutine); later messages are credit
 
 	mu       sync.Mutex
 	lostErr  error
 	closed   bool
 	closedCh chan struct{}
-	est      atomic.Bool // the acceptor answered yes
+	credit   int           // bytes the acceptor can still take (see credit.go)
+	creditCh chan struct{} // a writer waiting for credit looks again
+	est      atomic.Bool   // the acceptor answered yes
 }
 
 type replyMsg struct {
@@ -50,7 +53,10 @@ func (t *transport) Dial(ctx context.Context, addr string, req *core.Request, lo
 	if err := core.WriteRequest(&frame, req); err != nil {
 		return nil, nil, fmt.Errorf("%w: handshake with %s: %w", ipl.ErrRefused, addr, err)
 	}
-	oc := &outConn{t: t, peer: peer, lost: lost, reply: make(chan replyMsg, 1), closedCh: make(chan struct{})}
+	oc := &outConn{
+		t: t, peer: peer, lost: lost, reply: make(chan replyMsg, 1), closedCh: make(chan struct{}),
+		credit: creditWindow, creditCh: make(chan struct{}, 1),
+	}
 	if !t.track(nil, oc) {
 		return nil, nil, fmt.Errorf("mp: dialling %s: %w", addr, ipl.ErrClosed)
 	}
@@ -118,13 +124,16 @@ func (oc *outConn) gone(err error) {
 	}
 	oc.lostErr = err
 	oc.mu.Unlock()
+	oc.kick()
 	oc.t.spawn(func() { oc.lost(err) })
 }
 
 // WritePacket sends bufs as MPI messages on the connection's tag: runs of small
 // buffers gathered into one copied message, after which WritePacket need not wait;
 // each large buffer (a bulk packet's view of the caller's slice) in place, pinned, in
-// pieces of at most maxChunk bytes, waiting until MPI is done with the memory.
+// pieces of at most maxChunk bytes, waiting until MPI is done with the memory. Small
+// gathered messages spend the connection's credit (credit.go) and wait for more while
+// the acceptor's reader is behind.
 func (oc *outConn) WritePacket(bufs net.Buffers) error {
 	oc.mu.Lock()
 	lostErr, closed := oc.lostErr, oc.closed
@@ -170,14 +179,26 @@ func (oc *outConn) WritePacket(bufs net.Buffers) error {
 	if len(msgs) == 0 {
 		return nil
 	}
+	cost := 0
+	for _, m := range msgs {
+		cost += charge(len(m.b)) // the same rule as the acceptor's, by size alone
+	}
+	if err := oc.acquire(cost); err != nil {
+		if err == errDropping {
+			return nil // as above: the acceptor drops what comes
+		}
+		return err
+	}
 	for i := range gathered {
 		select {
 		case t.slots <- struct{}{}:
 		case <-oc.closedCh:
 			t.releaseSlots(i)
+			oc.refund(cost)
 			return fmt.Errorf("mp: writing to rank %d: %w", oc.peer, net.ErrClosed)
 		case <-t.closing:
 			t.releaseSlots(i)
+			oc.refund(cost)
 			return fmt.Errorf("mp: writing to rank %d: %w", oc.peer, ipl.ErrClosed)
 		}
 	}
@@ -203,6 +224,7 @@ func (oc *outConn) WritePacket(bufs net.Buffers) error {
 	})
 	if !ok {
 		t.releaseSlots(gathered)
+		oc.refund(cost)
 		return fmt.Errorf("mp: writing to rank %d: %w", oc.peer, ipl.ErrClosed)
 	}
 	if w == nil {

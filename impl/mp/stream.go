@@ -34,6 +34,8 @@ type inStream struct {
 	closed   bool // closed on this side
 	deadline time.Time
 	notify   chan struct{}
+	// unreturned is credit consumed by the reader, not yet sent back (credit.go).
+	unreturned int
 }
 
 type chunkState uint8
@@ -47,10 +49,11 @@ const (
 )
 
 type chunk struct {
-	state chunkState
-	data  []byte
-	msg   mpi.Message
-	err   error
+	state  chunkState
+	data   []byte
+	msg    mpi.Message
+	err    error
+	credit int // what the dialler paid for it (credit.go), given back once it is read
 }
 
 // errStreamClosed is what reads of a stream closed on this side return.
@@ -117,10 +120,12 @@ func (s *inStream) Read(p []byte) (int, error) {
 			case chunkReady:
 				n := copy(p, ch.data[s.off:])
 				s.off += n
+				give := 0
 				if s.off == len(ch.data) {
-					s.pop()
+					give = s.pop()
 				}
 				s.mu.Unlock()
+				s.giveCredit(give)
 				return n, nil
 			case chunkFailed:
 				s.mu.Unlock()
@@ -136,8 +141,9 @@ func (s *inStream) Read(p []byte) (int, error) {
 						s.mu.Unlock()
 						return 0, err
 					}
-					s.pop()
+					give := s.pop()
 					s.mu.Unlock()
+					s.giveCredit(give)
 					return size, nil
 				}
 				s.mu.Unlock()
@@ -158,11 +164,14 @@ func (s *inStream) Read(p []byte) (int, error) {
 	}
 }
 
-// pop drops the consumed head chunk; s.mu is held.
-func (s *inStream) pop() {
+// pop drops the consumed head chunk and returns the credit to give back now (see
+// consumed); s.mu is held.
+func (s *inStream) pop() int {
+	give := s.consumed(s.q[0].credit)
 	s.q[0] = nil
 	s.q = s.q[1:]
 	s.off = 0
+	return give
 }
 
 // materialize receives a deferred chunk into a buffer of its own; the caller does not
@@ -255,16 +264,18 @@ func (s *inStream) Peek(n int) ([]byte, error) {
 // merge joins the ready chunks q[0..i] into one; s.mu is held.
 func (s *inStream) merge(i int) {
 	var b []byte
+	credit := 0
 	for j := 0; j <= i; j++ {
 		if j == 0 {
 			b = append(b, s.q[0].data[s.off:]...)
 		} else {
 			b = append(b, s.q[j].data...)
 		}
+		credit += s.q[j].credit
 		s.q[j] = nil
 	}
 	s.q = s.q[i:]
-	s.q[0] = &chunk{state: chunkReady, data: b}
+	s.q[0] = &chunk{state: chunkReady, data: b, credit: credit}
 	s.off = 0
 }
 

@@ -165,7 +165,11 @@ func (t *transport) recvInto(m mpi.Message, buf []byte) error {
 		return fmt.Errorf("mp: receiving: %w", ipl.ErrClosed)
 	}
 	if !mpi.Poll(done, t.spinFor(len(buf))) {
-		<-done
+		select {
+		case <-done:
+		case <-t.eng.Done():
+			return fmt.Errorf("mp: receiving %d bytes from rank %d: %w", m.Size, m.Src, ipl.ErrClosed)
+		}
 	}
 	if err := rerr; err != nil {
 		return fmt.Errorf("mp: receiving %d bytes from rank %d: %w", m.Size, m.Src, err)

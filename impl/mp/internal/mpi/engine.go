@@ -125,8 +125,6 @@ func Start(cfg Config) (*Engine, error) {
 		return nil, fmt.Errorf("MPI failed to initialise earlier in this process: %w", initErr)
 	case used:
 		return nil, ErrFinalized
-	case C.mp_initialized() != 0:
-		return nil, ErrForeign
 	}
 	e := &Engine{
 		log:      cfg.Logger,
@@ -224,6 +222,11 @@ func (e *Engine) restoreProcs() {
 		runtime.GOMAXPROCS(e.procs)
 	}
 }
+
+// Done is closed when the engine goroutine has ended: after Stop, or when MPI
+// could not be initialised. Goroutines waiting for an answer from the engine also wait
+// on it, since requests still in flight when a Stop times out are never answered.
+func (e *Engine) Done() <-chan struct{} { return e.finished }
 
 // Current returns the running engine of the process, if any; the benchmark uses it to
 // run its direct-MPI baseline on the engine goroutine of an open mp instance.

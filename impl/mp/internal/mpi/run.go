@@ -21,6 +21,11 @@ func (e *Engine) run() {
 	// Never unlocked: MPI's per-thread state dies with the thread when the goroutine ends.
 	runtime.LockOSThread()
 	defer close(e.finished)
+	// Even this question is asked on the engine's thread: no MPI call elsewhere.
+	if C.mp_initialized() != 0 {
+		e.started <- ErrForeign
+		return
+	}
 	var w C.mp_world_t
 	if err := check("MPI_Init_thread", C.mp_init(&w)); err != nil {
 		e.started <- err

@@ -1,0 +1,155 @@
+//go:build mpi
+
+package mp
+
+import (
+	"encoding/binary"
+	"fmt"
+	"net"
+	"sync/atomic"
+
+	"go.uber.org/zap"
+
+	"github.com/ibisgo/ibis/impl/mp/internal/mpi"
+	"github.com/ibisgo/ibis/ipl"
+)
+
+// Flow control. MPI completes a small send as soon as it has copied the bytes (the
+// eager protocol), and the receiving engine takes every small message off MPI at once
+// so that MPI's own queues stay short; without a limit a sender that outpaces its
+// reader would pile up any amount of memory at the receiver. So each connection has a
+// window of credit in bytes: the dialler spends credit on each gathered message smaller
+// than recvDirectMin (the ones the acceptor receives eagerly) and waits when it has
+// none left; the acceptor gives credit back, on the connection's reverse tag, as its
+// reader consumes those bytes. Larger messages need no credit: the acceptor leaves them
+// in MPI until the reader asks, and the dialler's WritePacket waits until MPI is done
+// with them, so MPI's rendezvous holds the sender back.
+const (
+	// creditWindow is the credit a connection starts with: what a receiver buffers
+	// per connection at most, besides large messages left in MPI. Like a socket's
+	// buffers, it lets a sender run ahead of its reader by this much.
+	creditWindow = 1 << 20
+	// creditReturn is how much consumed credit the acceptor collects before it
+	// sends it back in one message.
+	creditReturn = creditWindow / 4
+	// creditMsgSize is the size of a credit message: the amount, big-endian.
+	creditMsgSize = 8
+)
+
+// creditWaiters counts the writers of the process waiting for credit (there is one
+// mp instance per process); tests watch it to see a sender held back.
+var creditWaiters atomic.Int32
+
+// charge is the credit a gathered message of n bytes costs.
+func charge(n int) int {
+	if n < recvDirectMin {
+		return n
+	}
+	return 0
+}
+
+// errDropping tells WritePacket that the acceptor dropped the connection while it
+// waited for credit: what is written from now on is dropped, as over a socket whose
+// peer closed.
+var errDropping = fmt.Errorf("mp: the acceptor dropped the connection")
+
+// acquire takes n bytes of credit, waiting while the acceptor's reader is behind. It
+// ends when the credit comes, the connection or the transport closes, or the acceptor
+// drops the connection (errDropping).
+func (oc *outConn) acquire(n int) error {
+	if n == 0 {
+		return nil
+	}
+	for {
+		oc.mu.Lock()
+		switch {
+		case oc.closed:
+			oc.mu.Unlock()
+			return fmt.Errorf("mp: writing to rank %d: %w", oc.peer, net.ErrClosed)
+		case oc.lostErr != nil:
+			oc.mu.Unlock()
+			return errDropping
+		case oc.credit >= n:
+			oc.credit -= n
+			oc.mu.Unlock()
+			return nil
+		}
+		oc.mu.Unlock()
+		creditWaiters.Add(1)
+		select {
+		case <-oc.creditCh:
+		case <-oc.closedCh:
+		case <-oc.t.closing:
+			creditWaiters.Add(-1)
+			return fmt.Errorf("mp: writing to rank %d: %w", oc.peer, ipl.ErrClosed)
+		}
+		creditWaiters.Add(-1)
+	}
+}
+
+// refund gives back credit taken for messages that were never started.
+func (oc *outConn) refund(n int) {
+	if n > 0 {
+		oc.addCredit(n)
+	}
+}
+
+// addCredit adds n bytes of credit and wakes a writer waiting for it.
+func (oc *outConn) addCredit(n int) {
+	oc.mu.Lock()
+	oc.credit += n
+	oc.mu.Unlock()
+	oc.kick()
+}
+
+// kick wakes a writer waiting in acquire, to look again.
+func (oc *outConn) kick() {
+	select {
+	case oc.creditCh <- struct{}{}:
+	default:
+	}
+}
+
+// gotCredit takes a credit message from the acceptor (engine goroutine).
+func (oc *outConn) gotCredit(buf []byte) {
+	if len(buf) != creditMsgSize {
+		oc.t.log.Warn("ignoring a malformed credit message", zap.Int("from", oc.peer), zap.Int("bytes", len(buf)))
+		return
+	}
+	n := binary.BigEndian.Uint64(buf)
+	if n == 0 || n > creditWindow {
+		oc.t.log.Warn("ignoring a credit message out of range", zap.Int("from", oc.peer), zap.Uint64("credit", n))
+		return
+	}
+	oc.addCredit(int(n))
+}
+
+// consumed records that the reader has used up a chunk that cost its dialler n bytes
+// of credit, and returns how much credit to send back now (0: not yet); s.mu is held.
+func (s *inStream) consumed(n int) int {
+	if n == 0 {
+		return 0
+	}
+	s.unreturned += n
+	if s.unreturned < creditReturn {
+		return 0
+	}
+	n, s.unreturned = s.unreturned, 0
+	return n
+}
+
+// giveCredit sends n bytes of credit back to the dialler, unless the stream has ended
+// on either side by the time the engine gets to it.
+func (s *inStream) giveCredit(n int) {
+	if n == 0 {
+		return
+	}
+	t := s.t
+	b := make([]byte, creditMsgSize)
+	binary.BigEndian.PutUint64(b, uint64(n))
+	t.eng.Do(func(l *mpi.Loop) {
+		if t.inByKey[s.key] == s {
+			l.Send(s.src, revTag(s.c), b, nil)
+		}
+	})
+}
