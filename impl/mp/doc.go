@@ -58,8 +58,24 @@
 // it, and WritePacket returns then. On the receiving side a message of 64 KiB or more
 // stays matched in MPI until the reader asks for it and is received straight into the
 // destination slice. Messages are limited only by the receiver's maximum message size;
-// buffers over 1 GiB go as several MPI messages. One goroutine per incoming connection
-// feeds it to its receive port, and a one-to-one port reads it on the receiving
-// goroutine itself, as over TCP; every port semantics (one-to-many, many-to-one,
-// upcalls, numbering, connection handlers) is core's, shared with impl/tcp.
+// buffers over 1 GiB go as several MPI messages.
+//
+// # Flow control
+//
+// MPI finishes a small send as soon as it has the bytes, and the receiving engine
+// takes small messages off MPI at once, so nothing in MPI holds back a sender whose
+// reader is behind. Each connection therefore has a window of credit of 1 MiB: the
+// dialler spends it on every message under 64 KiB and waits in WritePacket when it has
+// none left (until credit comes, the connection or the instance closes, or the
+// acceptor drops the connection); the acceptor sends consumed credit back on the
+// connection's reverse tag in steps of 256 KiB. Larger messages need none: they stay in
+// MPI until the reader takes them, and their sender waits for that. A receiver thus
+// buffers at most about 1 MiB per connection, like a socket's buffers.
+//
+// # Ports
+//
+// One goroutine per incoming connection feeds it to its receive port, and a one-to-one
+// port reads it on the receiving goroutine itself, as over TCP; every port semantics
+// (one-to-many, many-to-one, upcalls, numbering, connection handlers) is core's, shared
+// with impl/tcp.
 package mp

@@ -25,6 +25,9 @@ const (
 
 var flavourNames = map[Flavour]string{Blocking: "blocking", NonBlocking: "nonblocking", Thread: "thread"}
 
+// String returns the flavour's name as capabilities, properties and the environment
+// spell it ("blocking", "nonblocking", "thread"), so that errors and logs name it the
+// way a user would write it.
 func (f Flavour) String() string {
 	if s, ok := flavourNames[f]; ok {
 		return s
