@@ -1,11 +1,9 @@
 package conformance
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"sync"
-	"time"
 
 	"github.com/ibisgo/ibis/ipl"
 )
@@ -27,9 +25,7 @@ var _ = register(&testCase{
 		// connect keeps getting "no such port" until its time is up.
 		sp, _ := e.Ibis.CreateSendPort(Upcalls, "")
 		defer sp.Close()
-		ctx, cancel := context.WithTimeout(e.Ctx, time.Second)
-		err := sp.Connect(ctx, child, "selfclose")
-		cancel()
+		err := connectMissing(e, sp, child, "selfclose")
 		if !errors.Is(err, ipl.ErrNoSuchPort) {
 			t.Errorf("connect to a port that closed itself in GotConnection: %v, want ErrNoSuchPort", err)
 		}

@@ -39,7 +39,6 @@ var _ = register(&testCase{
 				}
 			}
 		}
-		short := func() (context.Context, context.CancelFunc) { return context.WithTimeout(e.Ctx, time.Second) }
 
 		// The child's ports exist once it signals "ready".
 		if err := waitSignal(e, "ready"); err != nil {
@@ -49,9 +48,7 @@ var _ = register(&testCase{
 		err := sp1.Connect(e.Ctx, child, "o2o")
 		want("type mismatch", err, ipl.ErrTypeMismatch, ipl.ConnectionManyToOne, ipl.ConnectionOneToOne, ipl.CommunicationNumbered)
 
-		ctx, cancel := short()
-		err = sp1.Connect(ctx, child, "nonexistent")
-		cancel()
+		err = connectMissing(e, sp1, child, "nonexistent")
 		want("missing port", err, ipl.ErrTimeout)
 		want("missing port", err, ipl.ErrNoSuchPort, "nonexistent")
 
@@ -72,9 +69,7 @@ var _ = register(&testCase{
 		}
 
 		// A port that does not exist yet: Connect keeps trying until it appears.
-		ctx, cancel = short()
-		err = sp3.Connect(ctx, child, "late")
-		cancel()
+		err = connectMissing(e, sp3, child, "late")
 		want("late port before it exists", err, ipl.ErrNoSuchPort)
 		done := make(chan error, 1)
 		go func() { done <- sp3.Connect(e.Ctx, child, "late") }()
@@ -93,7 +88,7 @@ var _ = register(&testCase{
 		}
 		// Receive with a context that ends returns ErrTimeout.
 		rp, _ := e.Ibis.CreateReceivePort(OneToOne, "idle")
-		ctx, cancel = short()
+		ctx, cancel := context.WithTimeout(e.Ctx, time.Second)
 		_, err = rp.Receive(ctx)
 		cancel()
 		want("receive on an idle port", err, ipl.ErrTimeout)

@@ -1,7 +1,10 @@
 package conformance
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"time"
 
 	"github.com/ibisgo/ibis/ipl"
 )
@@ -102,4 +105,21 @@ func multicastSender(e *Env) ipl.SendPort {
 		}
 	}
 	return sp
+}
+
+// connectMissing connects sp to a port of to that does not exist (yet), for a short
+// while, and returns the error: a timeout whose last answer is ipl.ErrNoSuchPort. On a
+// machine so slow that not even one handshake answer came within the second, it tries
+// once more with ten: what is checked is the answer, not the machine's speed.
+func connectMissing(e *Env, sp ipl.SendPort, to ipl.IbisIdentifier, port string) error {
+	var err error
+	for _, d := range []time.Duration{time.Second, 10 * time.Second} {
+		ctx, cancel := context.WithTimeout(e.Ctx, d)
+		err = sp.Connect(ctx, to, port)
+		cancel()
+		if !errors.Is(err, ipl.ErrTimeout) || errors.Is(err, ipl.ErrNoSuchPort) {
+			return err
+		}
+	}
+	return err
 }
