@@ -1,6 +1,7 @@
 package nio
 
 import (
+	"os"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -8,4 +9,10 @@ import (
 	"github.com/ibisgo/ibis/internal/leakcheck"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m, leakcheck.Options()...) }
+func TestMain(m *testing.M) {
+	if os.Getenv(envKilledChild) != "" {
+		// A child process of the killed-peer tests (killed_test.go).
+		os.Exit(runKilledChild())
+	}
+	goleak.VerifyTestMain(m, leakcheck.Options()...)
+}

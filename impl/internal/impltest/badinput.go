@@ -44,15 +44,15 @@ func NewIbis(t *testing.T, impl string, props map[string]string, opts ...ipl.Opt
 	return ib
 }
 
-// rawHandshake opens a connection to port as if it were a send port, without any of the
-// checks a real send port makes.
-func rawHandshake(t *testing.T, ib ipl.Ibis, port string) net.Conn {
+// RawConnect opens a connection to port as if it were a send port of type pt, without
+// any of the checks a real send port makes, for tests that then write bad bytes.
+func RawConnect(t *testing.T, ib ipl.Ibis, pt ipl.PortType, port string) net.Conn {
 	t.Helper()
 	c, err := net.Dial("tcp", ib.Identifier().Address)
 	if err != nil {
 		t.Fatal(err)
 	}
-	req := &core.Request{From: ipl.SendPortIdentifier{Ibis: ib.Identifier(), Name: "raw"}, To: port, PortType: dataType.String()}
+	req := &core.Request{From: ipl.SendPortIdentifier{Ibis: ib.Identifier(), Name: "raw"}, To: port, PortType: pt.String()}
 	if err := core.WriteRequest(c, req); err != nil {
 		t.Fatal(err)
 	}
@@ -63,17 +63,18 @@ func rawHandshake(t *testing.T, ib ipl.Ibis, port string) net.Conn {
 	return c
 }
 
-// expectClosed waits until the peer closes c.
-func expectClosed(t *testing.T, c net.Conn) {
+// ExpectClosed waits until the peer closes c (at most 30 seconds), then closes c; what
+// names the case in the failure.
+func ExpectClosed(t *testing.T, what string, c net.Conn) {
 	t.Helper()
+	defer c.Close()
 	_ = c.SetReadDeadline(time.Now().Add(30 * time.Second))
 	if _, err := io.Copy(io.Discard, c); err != nil {
 		var ne net.Error
 		if errors.As(err, &ne) && ne.Timeout() {
-			t.Fatal("connection with bad data was not closed")
+			t.Fatalf("%s: the connection with bad data was not closed", what)
 		}
 	}
-	_ = c.Close()
 }
 
 func header(flags byte, counts [6]uint32) []byte {
@@ -100,14 +101,14 @@ func BadInput(t *testing.T, impl string, props map[string]string) {
 		"truncated":     header(0x01, [6]uint32{0, 0, 0, 1000, 0, 0})[:20],
 	}
 	for name, b := range bad {
-		c := rawHandshake(t, ib, "in")
+		c := RawConnect(t, ib, dataType, "in")
 		if _, err := c.Write(b); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 		if name == "truncated" {
 			_ = c.(*net.TCPConn).CloseWrite()
 		}
-		expectClosed(t, c)
+		ExpectClosed(t, name, c)
 		if err := <-rec.lost; !errors.Is(err, ipl.ErrConnectionLost) {
 			t.Errorf("%s: lost connection reported as %v", name, err)
 		}
@@ -118,7 +119,7 @@ func BadInput(t *testing.T, impl string, props map[string]string) {
 		t.Fatal(err)
 	}
 	_, _ = c.Write([]byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n"))
-	expectClosed(t, c)
+	ExpectClosed(t, "no handshake", c)
 
 	// A real sender is still served.
 	sp, err := ib.CreateSendPort(dataType, "")
