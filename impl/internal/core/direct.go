@@ -180,19 +180,61 @@ func (p *ReceivePort) probeDirect() (decided bool) {
 	if ic == nil {
 		return true
 	}
+	p.probeConn(ic, nil)
+	return true
+}
+
+// probeConn looks at what the direct connection ic holds, without consuming a
+// message, and retires it when it has ended: the sender's goodbye, the end of the
+// stream or a read error is next. With died set (the registry reported the sender's
+// instance dead), a connection with nothing at all waiting is retired too, with died
+// as the cause: nothing it sent is lost by that, and a dead sender sends no more.
+// Bytes that are waiting are left for Receive, which delivers them and then sees the
+// end. The caller holds the token.
+func (p *ReceivePort) probeConn(ic *inConn, died error) {
 	d := ic.direct
 	_ = d.dl.SetReadDeadline(time.Now().Add(probeWait))
 	hdr, err := d.peek.Peek(serialization.HeaderSize)
+	empty := false
+	if died != nil && errors.Is(err, os.ErrDeadlineExceeded) {
+		// Under the deadline, which has passed: a byte is buffered or none comes.
+		b, _ := d.peek.Peek(1)
+		empty = len(b) == 0
+	}
 	_ = d.dl.SetReadDeadline(time.Time{})
 	switch {
 	case err == nil && hdr[2]&serialization.FlagClose != 0:
 		p.directEnded(ic, ic.rd.Next()) // consumes the Close packet: a clean end
-	case err == nil, errors.Is(err, os.ErrDeadlineExceeded):
-		// A message is waiting, or the sender is quiet: the connection lives.
+	case err == nil:
+		// A message is waiting: the connection lives until Receive has taken it.
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		if empty {
+			p.directEnded(ic, died)
+		}
+		// Otherwise the sender is quiet, or the start of a message waits for Receive.
 	default:
 		p.directEnded(ic, err)
 	}
-	return true
+}
+
+// directPeerDied retires the port's direct connection from the instance id, which the
+// registry reported dead, unless something it sent is still waiting to be received
+// (probeConn). Without it an idle direct port would list a dead sender until the next
+// Receive or the next sender's request, since only those read its connection. A
+// Receive in progress sees the end itself.
+func (p *ReceivePort) directPeerDied(id ipl.IbisIdentifier, cause error) {
+	select {
+	case p.token <- struct{}{}:
+	default:
+		return
+	}
+	defer func() { <-p.token }()
+	p.mu.Lock()
+	ic := p.directConn
+	p.mu.Unlock()
+	if ic != nil && sameIbis(ic.from.Ibis, id) {
+		p.probeConn(ic, cause)
+	}
 }
 
 // awaitDirectEnd waits up to d for the port's direct connection to end.

@@ -303,14 +303,21 @@ func (in *Instance) ports(closing bool) ([]*SendPort, []*ReceivePort) {
 }
 
 // peerGone cuts every outgoing connection to an instance that died, so that no send
-// waits on a peer that is not there. Incoming connections are left alone: the kernel
-// ends them once what the dead peer sent has been read, so nothing it sent before
-// dying is thrown away.
+// waits on a peer that is not there. Incoming connections are left alone while they
+// hold something: the kernel ends them once what the dead peer sent has been read, so
+// nothing it sent before dying is thrown away. A direct receive port's connection,
+// which only Receive reads, is looked at now (directPeerDied), so that an idle port
+// notices the loss too.
 func (in *Instance) peerGone(id ipl.IbisIdentifier, how registry.EventType) {
-	sps, _ := in.ports(false)
+	sps, rps := in.ports(false)
 	cause := fmt.Errorf("%w: %s %s", ipl.ErrConnectionLost, id, how)
 	for _, sp := range sps {
 		sp.peerGone(id, cause)
+	}
+	for _, rp := range rps {
+		if rp.direct {
+			rp.directPeerDied(id, cause)
+		}
 	}
 }
 
