@@ -18,12 +18,15 @@ import (
 // eager protocol), and the receiving engine takes every small message off MPI at once
 // so that MPI's own queues stay short; without a limit a sender that outpaces its
 // reader would pile up any amount of memory at the receiver. So each connection has a
-// window of credit in bytes: the dialler spends credit on each gathered message smaller
-// than recvDirectMin (the ones the acceptor receives eagerly) and waits when it has
-// none left; the acceptor gives credit back, on the connection's reverse tag, as its
-// reader consumes those bytes. Larger messages need no credit: the acceptor leaves them
-// in MPI until the reader asks, and the dialler's WritePacket waits until MPI is done
-// with them, so MPI's rendezvous holds the sender back.
+// window of credit in bytes: the dialler spends credit on each message smaller than
+// recvDirectMin (the ones the acceptor receives at once: every gathered message, and
+// the short tail of a huge in-place buffer) and waits when it has none left; the
+// acceptor gives credit back, on the connection's reverse tag, as its reader consumes
+// those bytes. Larger messages need no credit: they are in-place buffers, which the
+// acceptor leaves in MPI until the reader asks and for which the dialler's WritePacket
+// waits, so the reader itself holds the sender back. A single message costs less than
+// recvDirectMin, far less than the window, and the dialler sends what it holds before
+// it waits, so what it waits for never depends on what it holds back.
 const (
 	// creditWindow is the credit a connection starts with: what a receiver buffers
 	// per connection at most, besides large messages left in MPI. Like a socket's
@@ -87,6 +90,17 @@ func (oc *outConn) acquire(n int) error {
 	}
 }
 
+// tryAcquire takes n bytes of credit if they are there, without waiting.
+func (oc *outConn) tryAcquire(n int) bool {
+	oc.mu.Lock()
+	defer oc.mu.Unlock()
+	if oc.closed || oc.lostErr != nil || oc.credit < n {
+		return false
+	}
+	oc.credit -= n
+	return true
+}
+
 // refund gives back credit taken for messages that were never started.
 func (oc *outConn) refund(n int) {
 	if n > 0 {
@@ -102,7 +116,8 @@ func (oc *outConn) addCredit(n int) {
 	oc.kick()
 }
 
-// kick wakes a writer waiting in acquire, to look again.
+// kick wakes a writer waiting in acquire, to look again. One wake-up is kept, which is
+// enough: core never writes to one connection from two goroutines at once.
 func (oc *outConn) kick() {
 	select {
 	case oc.creditCh <- struct{}{}:
@@ -121,7 +136,15 @@ func (oc *outConn) gotCredit(buf []byte) {
 		oc.t.log.Warn("ignoring a credit message out of range", zap.Int("from", oc.peer), zap.Uint64("credit", n))
 		return
 	}
-	oc.addCredit(int(n))
+	oc.mu.Lock()
+	oc.credit += int(n)
+	if oc.credit > creditWindow {
+		// More than was ever spent: a confused peer. Never more than the window.
+		oc.t.log.Warn("credit beyond the window", zap.Int("from", oc.peer), zap.Int("credit", oc.credit))
+		oc.credit = creditWindow
+	}
+	oc.mu.Unlock()
+	oc.kick()
 }
 
 // consumed records that the reader has used up a chunk that cost its dialler n bytes

@@ -52,7 +52,7 @@
 // ranks, named by the dialling rank and a number it picks, which gives the tags of the
 // two directions (see tags.go). core's handshake request and reply travel as MPI
 // messages, then the packets of the send port's messages. Small buffers of a packet
-// are gathered into one message (a copy; WritePacket then returns without waiting);
+// are gathered into messages under 64 KiB (a copy; WritePacket need not wait for them);
 // each buffer of 64 KiB or more, which is a bulk packet's view of a typed slice, is sent
 // from the caller's memory in place, pinned with runtime.Pinner until MPI is done with
 // it, and WritePacket returns then. On the receiving side a message of 64 KiB or more

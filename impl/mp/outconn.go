@@ -129,9 +129,10 @@ func (oc *outConn) gone(err error) {
 }
 
 // WritePacket sends bufs as MPI messages on the connection's tag: runs of small
-// buffers gathered into one copied message, after which WritePacket need not wait;
+// buffers gathered into copied messages (each under recvDirectMin), for which
+// WritePacket need not wait;
 // each large buffer (a bulk packet's view of the caller's slice) in place, pinned, in
-// pieces of at most maxChunk bytes, waiting until MPI is done with the memory. Small
+// pieces of at most maxChunk bytes, waiting until MPI is done with the memory. The
 // gathered messages spend the connection's credit (credit.go) and wait for more while
 // the acceptor's reader is behind.
 func (oc *outConn) WritePacket(bufs net.Buffers) error {
@@ -149,9 +150,96 @@ func (oc *outConn) WritePacket(bufs net.Buffers) error {
 		return nil
 	}
 	t := oc.t
-	var msgs []outMsg
-	var gather []byte
-	direct := 0
+	msgs, direct := splitPacket(bufs)
+	if len(msgs) == 0 {
+		return nil
+	}
+	var w *directWait
+	if direct > 0 {
+		w = &directWait{done: make(chan struct{})}
+		w.left.Store(int32(direct))
+		for _, m := range msgs {
+			if m.inPlace {
+				w.bytes += len(m.b)
+			}
+		}
+	}
+	// The messages go to the engine in batches: a message that must wait for credit
+	// or a send slot first sends the batch before it, so that what is waited for
+	// never depends on messages held back here.
+	start, batchCost, batchSlots := 0, 0, 0
+	flush := func(end int) bool {
+		part := msgs[start:end]
+		if len(part) > 0 && !t.eng.Do(func(l *mpi.Loop) {
+			tag := fwdTag(oc.c)
+			for _, m := range part {
+				if m.inPlace {
+					l.Send(oc.peer, tag, m.b, w.complete)
+				} else {
+					l.Send(oc.peer, tag, m.b, t.releaseSlot)
+				}
+			}
+		}) {
+			return false
+		}
+		start, batchCost, batchSlots = end, 0, 0
+		return true
+	}
+	// fail gives back the slots and credit of the batch not sent.
+	fail := func(err error) error {
+		t.releaseSlots(batchSlots)
+		oc.refund(batchCost)
+		return err
+	}
+	stopped := func() error { return fmt.Errorf("mp: writing to rank %d: %w", oc.peer, ipl.ErrClosed) }
+	for i, m := range msgs {
+		c := charge(len(m.b)) // the same rule as the acceptor's, by size alone
+		if c > 0 && !oc.tryAcquire(c) {
+			if !flush(i) {
+				return fail(stopped())
+			}
+			if err := oc.acquire(c); err != nil {
+				if err == errDropping {
+					return nil // as above: the acceptor drops what comes
+				}
+				return err
+			}
+		}
+		if !m.inPlace {
+			if err := oc.takeSlot(func() bool { return flush(i) }); err != nil {
+				oc.refund(c)
+				return fail(err)
+			}
+			batchSlots++
+		}
+		batchCost += c
+	}
+	if !flush(len(msgs)) {
+		return fail(stopped())
+	}
+	if w == nil {
+		return nil
+	}
+	if mpi.Poll(w.done, t.spinFor(w.bytes)) {
+		return w.err
+	}
+	select {
+	case <-w.done:
+		return w.err
+	case <-oc.closedCh:
+		// MPI may still read the memory; it stays pinned until it is done.
+		return fmt.Errorf("mp: writing to rank %d: %w", oc.peer, net.ErrClosed)
+	case <-t.closing:
+		return fmt.Errorf("mp: writing to rank %d: %w", oc.peer, ipl.ErrClosed)
+	}
+}
+
+// splitPacket turns a packet's buffers into MPI messages: each buffer of sendDirectMin
+// bytes or more in place, in pieces of at most maxChunk bytes, and each run of smaller
+// buffers copied together into messages smaller than recvDirectMin, which the acceptor
+// receives at once and which therefore spend credit. It returns the messages and how
+// many of them are in place.
+func splitPacket(bufs net.Buffers) (msgs []outMsg, direct int) {
 	for i := 0; i < len(bufs); {
 		if len(bufs[i]) >= sendDirectMin {
 			for b := bufs[i]; len(b) > 0; b = b[min(len(b), maxChunk):] {
@@ -167,77 +255,38 @@ func (oc *outConn) WritePacket(bufs net.Buffers) error {
 			n += len(bufs[j])
 		}
 		if n > 0 {
-			gather = make([]byte, 0, n)
+			gather := make([]byte, 0, n)
 			for _, b := range bufs[i:j] {
 				gather = append(gather, b...)
 			}
-			msgs = append(msgs, outMsg{gather, false})
+			for len(gather) > 0 {
+				k := min(len(gather), gatherMax)
+				msgs = append(msgs, outMsg{gather[:k], false})
+				gather = gather[k:]
+			}
 		}
 		i = j
 	}
-	gathered := len(msgs) - direct
-	if len(msgs) == 0 {
+	return msgs, direct
+}
+
+// takeSlot takes a send slot for a gathered message; when none is free it first runs
+// flush (which sends the messages before this one, whose slots will come back) and
+// then waits, until the connection or the transport closes.
+func (oc *outConn) takeSlot(flush func() bool) error {
+	t := oc.t
+	select {
+	case t.slots <- struct{}{}:
 		return nil
+	default:
 	}
-	cost := 0
-	for _, m := range msgs {
-		cost += charge(len(m.b)) // the same rule as the acceptor's, by size alone
-	}
-	if err := oc.acquire(cost); err != nil {
-		if err == errDropping {
-			return nil // as above: the acceptor drops what comes
-		}
-		return err
-	}
-	for i := range gathered {
-		select {
-		case t.slots <- struct{}{}:
-		case <-oc.closedCh:
-			t.releaseSlots(i)
-			oc.refund(cost)
-			return fmt.Errorf("mp: writing to rank %d: %w", oc.peer, net.ErrClosed)
-		case <-t.closing:
-			t.releaseSlots(i)
-			oc.refund(cost)
-			return fmt.Errorf("mp: writing to rank %d: %w", oc.peer, ipl.ErrClosed)
-		}
-	}
-	var w *directWait
-	if direct > 0 {
-		w = &directWait{done: make(chan struct{})}
-		w.left.Store(int32(direct))
-		for _, m := range msgs {
-			if m.inPlace {
-				w.bytes += len(m.b)
-			}
-		}
-	}
-	ok := t.eng.Do(func(l *mpi.Loop) {
-		tag := fwdTag(oc.c)
-		for _, m := range msgs {
-			if m.inPlace {
-				l.Send(oc.peer, tag, m.b, w.complete)
-			} else {
-				l.Send(oc.peer, tag, m.b, t.releaseSlot)
-			}
-		}
-	})
-	if !ok {
-		t.releaseSlots(gathered)
-		oc.refund(cost)
+	if !flush() {
 		return fmt.Errorf("mp: writing to rank %d: %w", oc.peer, ipl.ErrClosed)
 	}
-	if w == nil {
-		return nil
-	}
-	if mpi.Poll(w.done, t.spinFor(w.bytes)) {
-		return w.err
-	}
 	select {
-	case <-w.done:
-		return w.err
+	case t.slots <- struct{}{}:
+		return nil
 	case <-oc.closedCh:
-		// MPI may still read the memory; it stays pinned until it is done.
 		return fmt.Errorf("mp: writing to rank %d: %w", oc.peer, net.ErrClosed)
 	case <-t.closing:
 		return fmt.Errorf("mp: writing to rank %d: %w", oc.peer, ipl.ErrClosed)

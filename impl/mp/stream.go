@@ -141,7 +141,10 @@ func (s *inStream) Read(p []byte) (int, error) {
 						s.mu.Unlock()
 						return 0, err
 					}
-					give := s.pop()
+					give := 0
+					if len(s.q) > 0 && s.q[0] == ch { // not if Close emptied the queue meanwhile
+						give = s.pop()
+					}
 					s.mu.Unlock()
 					s.giveCredit(give)
 					return size, nil

@@ -29,6 +29,10 @@ const (
 	// place (pinned, no copy) as a message of its own; smaller buffers are gathered
 	// into one message by copying.
 	sendDirectMin = 64 << 10
+	// gatherMax is the largest gathered message: smaller than recvDirectMin, so
+	// that the acceptor receives every gathered message at once and the dialler's
+	// credit (credit.go) covers them all.
+	gatherMax = recvDirectMin - 1
 	// maxChunk is the largest MPI message: MPI counts are C ints, so larger buffers
 	// go as several messages.
 	maxChunk = 1 << 30
