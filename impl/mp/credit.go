@@ -4,6 +4,7 @@ package mp
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"net"
 	"sync/atomic"
@@ -43,7 +44,8 @@ const (
 // mp instance per process); tests watch it to see a sender held back.
 var creditWaiters atomic.Int32
 
-// charge is the credit a gathered message of n bytes costs.
+// charge is the credit an MPI message of n bytes on a connection costs; both sides
+// apply it, by size alone.
 func charge(n int) int {
 	if n < recvDirectMin {
 		return n
@@ -54,7 +56,7 @@ func charge(n int) int {
 // errDropping tells WritePacket that the acceptor dropped the connection while it
 // waited for credit: what is written from now on is dropped, as over a socket whose
 // peer closed.
-var errDropping = fmt.Errorf("mp: the acceptor dropped the connection")
+var errDropping = errors.New("mp: the acceptor dropped the connection")
 
 // acquire takes n bytes of credit, waiting while the acceptor's reader is behind. It
 // ends when the credit comes, the connection or the transport closes, or the acceptor
