@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ibisgo/ibis/ipl"
@@ -39,6 +40,7 @@ type directState struct {
 	dl    deadliner
 	ended chan struct{}
 	once  sync.Once
+	died  atomic.Pointer[error] // the registry reported the sender's instance dead
 }
 
 // directCapable reports whether the port's type allows direct receipt.
@@ -53,6 +55,11 @@ func (p *ReceivePort) serveDirect(ic *inConn, pk peeker, dl deadliner) {
 	p.mu.Lock()
 	p.directConn = ic
 	p.mu.Unlock()
+	if cause := p.in.deadCause(ic.from.Ibis); cause != nil {
+		// Reported dead between the handshake and now: directPeerDied missed it.
+		ic.direct.died.Store(&cause)
+		p.checkDied()
+	}
 	select {
 	case p.connArrived <- struct{}{}:
 	default:
@@ -161,6 +168,11 @@ func (p *ReceivePort) readDirect(ctx context.Context, ic *inConn) (*readMessage,
 const (
 	probeWait     = time.Millisecond
 	probeBusyWait = 20 * time.Millisecond
+	// diedProbeWait bounds how long a probe of a sender reported dead waits for the
+	// connection's end to arrive (the registry may hear of a death before this
+	// connection's end has crossed the network). It holds the port meanwhile, which
+	// costs nothing: the port's only sender is the dead one.
+	diedProbeWait = 250 * time.Millisecond
 )
 
 // probeDirect answers, for a new sender, whether the port's direct connection has
@@ -186,43 +198,53 @@ func (p *ReceivePort) probeDirect() (decided bool) {
 
 // probeConn looks at what the direct connection ic holds, without consuming a
 // message, and retires it when it has ended: the sender's goodbye, the end of the
-// stream or a read error is next. With died set (the registry reported the sender's
-// instance dead), a connection with nothing at all waiting is retired too, with died
-// as the cause: nothing it sent is lost by that, and a dead sender sends no more.
-// Bytes that are waiting are left for Receive, which delivers them and then sees the
-// end. The caller holds the token.
+// stream or a read error is next. A message waiting, or nothing within probeWait
+// (diedProbeWait for a dead sender), leaves it alone: the sender is alive, or (dead) its end has not arrived yet, or what
+// it sent before it died is still to be received. died, when the registry reported the
+// sender's instance dead, is the cause the retirement reports. The caller holds the
+// token.
 func (p *ReceivePort) probeConn(ic *inConn, died error) {
 	d := ic.direct
-	_ = d.dl.SetReadDeadline(time.Now().Add(probeWait))
-	hdr, err := d.peek.Peek(serialization.HeaderSize)
-	empty := false
-	if died != nil && errors.Is(err, os.ErrDeadlineExceeded) {
-		// Under the deadline, which has passed: a byte is buffered or none comes.
-		b, _ := d.peek.Peek(1)
-		empty = len(b) == 0
+	wait := probeWait
+	if died != nil {
+		wait = diedProbeWait
 	}
+	_ = d.dl.SetReadDeadline(time.Now().Add(wait))
+	hdr, err := d.peek.Peek(serialization.HeaderSize)
 	_ = d.dl.SetReadDeadline(time.Time{})
 	switch {
 	case err == nil && hdr[2]&serialization.FlagClose != 0:
 		p.directEnded(ic, ic.rd.Next()) // consumes the Close packet: a clean end
-	case err == nil:
-		// A message is waiting: the connection lives until Receive has taken it.
-	case errors.Is(err, os.ErrDeadlineExceeded):
-		if empty {
-			p.directEnded(ic, died)
-		}
-		// Otherwise the sender is quiet, or the start of a message waits for Receive.
+	case err == nil, errors.Is(err, os.ErrDeadlineExceeded):
+	case died != nil:
+		p.directEnded(ic, died)
 	default:
 		p.directEnded(ic, err)
 	}
 }
 
-// directPeerDied retires the port's direct connection from the instance id, which the
-// registry reported dead, unless something it sent is still waiting to be received
-// (probeConn). Without it an idle direct port would list a dead sender until the next
-// Receive or the next sender's request, since only those read its connection. A
-// Receive in progress sees the end itself.
+// directPeerDied marks the port's direct connection from the instance id, which the
+// registry reported dead, and looks at it at once if the port is idle (checkDied). A
+// direct connection is read only by Receive, so without this an idle port would list a
+// dead sender until the next Receive or the next sender's request. When the port is
+// busy, whoever holds it looks when it lets go (a finished message, a Receive that
+// ends without one), and a Receive in progress meets the end itself.
 func (p *ReceivePort) directPeerDied(id ipl.IbisIdentifier, cause error) {
+	p.mu.Lock()
+	ic := p.directConn
+	p.mu.Unlock()
+	if ic == nil || !sameIbis(ic.from.Ibis, id) {
+		return
+	}
+	ic.direct.died.Store(&cause)
+	p.checkDied()
+}
+
+// checkDied probes the direct connection of a sender reported dead, if the port is idle
+// (it takes the token without waiting). Messages the sender finished before it died are
+// still delivered: the connection is retired only once its end is next, so each
+// finished message looks again.
+func (p *ReceivePort) checkDied() {
 	select {
 	case p.token <- struct{}{}:
 	default:
@@ -232,8 +254,11 @@ func (p *ReceivePort) directPeerDied(id ipl.IbisIdentifier, cause error) {
 	p.mu.Lock()
 	ic := p.directConn
 	p.mu.Unlock()
-	if ic != nil && sameIbis(ic.from.Ibis, id) {
-		p.probeConn(ic, cause)
+	if ic == nil {
+		return
+	}
+	if cause := ic.direct.died.Load(); cause != nil {
+		p.probeConn(ic, *cause)
 	}
 }
 

@@ -34,6 +34,7 @@ type Instance struct {
 	sendPorts map[string]*SendPort
 	recvPorts map[string]*ReceivePort
 	nextSend  int
+	dead      map[string]error // why each member the registry reported dead is gone, by ID
 
 	wg       sync.WaitGroup
 	done     chan struct{}
@@ -309,8 +310,16 @@ func (in *Instance) ports(closing bool) ([]*SendPort, []*ReceivePort) {
 // which only Receive reads, is looked at now (directPeerDied), so that an idle port
 // notices the loss too.
 func (in *Instance) peerGone(id ipl.IbisIdentifier, how registry.EventType) {
-	sps, rps := in.ports(false)
 	cause := fmt.Errorf("%w: %s %s", ipl.ErrConnectionLost, id, how)
+	in.mu.Lock()
+	if in.dead == nil {
+		in.dead = map[string]error{}
+	}
+	if id.Pool == in.id.Pool {
+		in.dead[id.ID] = cause
+	}
+	in.mu.Unlock()
+	sps, rps := in.ports(false)
 	for _, sp := range sps {
 		sp.peerGone(id, cause)
 	}
@@ -319,6 +328,16 @@ func (in *Instance) peerGone(id ipl.IbisIdentifier, how registry.EventType) {
 			rp.directPeerDied(id, cause)
 		}
 	}
+}
+
+// deadCause returns why the member id is gone if the registry reported it dead, else nil.
+func (in *Instance) deadCause(id ipl.IbisIdentifier) error {
+	if id.Pool != in.id.Pool {
+		return nil
+	}
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return in.dead[id.ID]
 }
 
 // Close ends the instance: send ports disconnect cleanly, receive ports close, the

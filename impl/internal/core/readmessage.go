@@ -93,6 +93,9 @@ func (m *readMessage) Finish() (int64, error) {
 		m.ic.done <- struct{}{}
 	}
 	<-m.port.token
+	if d := m.ic.direct; d != nil && d.died.Load() != nil {
+		m.port.checkDied() // the sender died: is its end next?
+	}
 	if handOff {
 		// Finished early inside its upcall: the port moves on without waiting for the
 		// handler to return, on a new dispatcher.

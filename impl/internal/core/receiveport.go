@@ -281,6 +281,7 @@ func (p *ReceivePort) Receive(ctx context.Context) (ipl.ReadMessage, error) {
 		m, err := p.receiveDirect(ctx)
 		if err != nil {
 			<-p.token
+			p.checkDied() // a sender reported dead while this Receive held the port
 			return nil, err
 		}
 		return m, nil
