@@ -26,8 +26,8 @@ const (
 	// the reader asks for it, to be received straight into the reader's memory.
 	recvDirectMin = 64 << 10
 	// sendDirectMin is the size from which a buffer of a packet is handed to MPI in
-	// place (pinned, no copy) as a message of its own; smaller buffers are gathered
-	// into one message by copying.
+	// place (pinned, no copy) as a message of its own; runs of smaller buffers are
+	// gathered by copying, into messages of at most gatherMax bytes.
 	sendDirectMin = 64 << 10
 	// gatherMax is the largest gathered message: smaller than recvDirectMin, so
 	// that the acceptor receives every gathered message at once and the dialler's
