@@ -192,17 +192,21 @@ func (p *ReceivePort) probeDirect() (decided bool) {
 	if ic == nil {
 		return true
 	}
-	p.probeConn(ic, nil)
+	var died error
+	if cause := ic.direct.died.Load(); cause != nil {
+		died = *cause
+	}
+	p.probeConn(ic, died)
 	return true
 }
 
 // probeConn looks at what the direct connection ic holds, without consuming a
 // message, and retires it when it has ended: the sender's goodbye, the end of the
 // stream or a read error is next. A message waiting, or nothing within probeWait
-// (diedProbeWait for a dead sender), leaves it alone: the sender is alive, or (dead) its end has not arrived yet, or what
-// it sent before it died is still to be received. died, when the registry reported the
-// sender's instance dead, is the cause the retirement reports. The caller holds the
-// token.
+// (diedProbeWait for a dead sender), leaves it alone: the sender is alive, or (dead)
+// its end has not arrived yet, or what it sent before it died is still to be
+// received. died, when the registry reported the sender's instance dead, is the cause
+// the retirement reports. The caller holds the token.
 func (p *ReceivePort) probeConn(ic *inConn, died error) {
 	d := ic.direct
 	wait := probeWait
