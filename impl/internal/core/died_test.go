@@ -1,7 +1,6 @@
 package core
 
 import (
-	"bufio"
 	"context"
 	"net"
 	"sync"
@@ -58,19 +57,9 @@ func (t *loopTransport) Start(acc Acceptor) (string, error) {
 			go func() {
 				defer t.wg.Done()
 				defer c.Close()
-				br := bufio.NewReader(c)
-				r, err := ReadRequest(br)
-				if err != nil {
-					return
+				if br, a := acceptConn(acc, c, loopIn{c}); a != nil {
+					a.Serve(br)
 				}
-				rep, a := acc.Accept(r, loopIn{c})
-				if err := WriteReply(c, rep); err != nil || a == nil {
-					if a != nil {
-						a.Abort(err)
-					}
-					return
-				}
-				a.Serve(br)
 			}()
 		}
 	}()
@@ -84,15 +73,7 @@ func (t *loopTransport) Dial(ctx context.Context, addr string, req *Request, los
 		return nil, nil, err
 	}
 	t.track(c)
-	if err := WriteRequest(c, req); err != nil {
-		return nil, nil, err
-	}
-	rep, err := ReadReply(c)
-	if err != nil || rep.Code != ReplyAccepted {
-		_ = c.Close()
-		return nil, rep, err
-	}
-	return pipeOut{c}, rep, nil
+	return dialConn(c, req)
 }
 
 // cut closes every socket of the transport.

@@ -50,16 +50,8 @@ func (t *pipeTransport) Dial(ctx context.Context, _ string, req *Request, lost f
 	go func() {
 		defer t.wg.Done()
 		defer server.Close()
-		br := bufio.NewReader(server)
-		r, err := ReadRequest(br)
-		if err != nil {
-			return
-		}
-		rep, a := t.acc.Accept(r, plainIn{server})
-		if err := WriteReply(server, rep); err != nil || a == nil {
-			if a != nil {
-				a.Abort(err)
-			}
+		br, a := acceptConn(t.acc, server, plainIn{server})
+		if a == nil {
 			return
 		}
 		if t.push == 0 {
@@ -77,15 +69,40 @@ func (t *pipeTransport) Dial(ctx context.Context, _ string, req *Request, lost f
 			}
 		}
 	}()
-	if err := WriteRequest(client, req); err != nil {
+	return dialConn(client, req)
+}
+
+// acceptConn answers the handshake request on c (whose InConn is in) for the test
+// transports; it returns the stream to serve and the acceptance, or a nil acceptance
+// when the request was bad or refused.
+func acceptConn(acc Acceptor, c net.Conn, in InConn) (*bufio.Reader, *Acceptance) {
+	br := bufio.NewReader(c)
+	r, err := ReadRequest(br)
+	if err != nil {
+		return nil, nil
+	}
+	rep, a := acc.Accept(r, in)
+	if err := WriteReply(c, rep); err != nil || a == nil {
+		if a != nil {
+			a.Abort(err)
+		}
+		return nil, nil
+	}
+	return br, a
+}
+
+// dialConn sends the handshake request on c and reads the answer, for the test
+// transports.
+func dialConn(c net.Conn, req *Request) (OutConn, *Reply, error) {
+	if err := WriteRequest(c, req); err != nil {
 		return nil, nil, err
 	}
-	rep, err := ReadReply(client)
+	rep, err := ReadReply(c)
 	if err != nil || rep.Code != ReplyAccepted {
-		_ = client.Close()
+		_ = c.Close()
 		return nil, rep, err
 	}
-	return pipeOut{client}, rep, nil
+	return pipeOut{c}, rep, nil
 }
 
 func (t *pipeTransport) Close() error {
