@@ -251,8 +251,8 @@ func (e *Env) Kill(i int) {
 	c.done <- err
 }
 
-// Run runs every case of the suite against one implementation.
-func Run(t *testing.T, opts Options) {
+// sortedCases returns the suite's cases in the order of their names.
+func sortedCases() []*testCase {
 	casesMu.Lock()
 	list := make([]*testCase, 0, len(cases))
 	for _, tc := range cases {
@@ -260,7 +260,12 @@ func Run(t *testing.T, opts Options) {
 	}
 	casesMu.Unlock()
 	sort.Slice(list, func(i, j int) bool { return list[i].name < list[j].name })
-	for _, tc := range list {
+	return list
+}
+
+// Run runs every case of the suite against one implementation.
+func Run(t *testing.T, opts Options) {
+	for _, tc := range sortedCases() {
 		t.Run(tc.name, func(t *testing.T) { runCase(t, opts, tc) })
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -66,13 +65,7 @@ func RunMPI(t *testing.T, opts Options, nps []int, parentTest string) {
 	if err != nil {
 		t.Fatalf("mpirun not found (apt-get install openmpi-bin libopenmpi-dev): %v", err)
 	}
-	casesMu.Lock()
-	list := make([]*testCase, 0, len(cases))
-	for _, tc := range cases {
-		list = append(list, tc)
-	}
-	casesMu.Unlock()
-	sort.Slice(list, func(i, j int) bool { return list[i].name < list[j].name })
+	list := sortedCases()
 	for _, np := range nps {
 		t.Run(fmt.Sprintf("np=%d", np), func(t *testing.T) {
 			for _, tc := range list {
