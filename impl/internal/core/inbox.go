@@ -373,13 +373,28 @@ func (b *Inbox) unparked() func() {
 // released is called when a message of the inbox was finished. It queues the inbox
 // again when the next message can start, or retires the connection when its end is
 // next.
+//
+// A paused inbox with no message left to start would never be read again: the bytes
+// it holds are the unfinished start of its next message, and only the connection can
+// finish it. It is resumed here, whatever the port's budget says; otherwise a port
+// whose budget is held by such starts stalls for good (a hundred senders of 56 KB
+// messages did). Its bytes stay bounded: until its next message can start it is not
+// paused again, and an unfinished start is at most one packet.
 func (b *Inbox) released() {
 	b.mu.Lock()
 	if b.starts > 0 {
 		b.starts--
 	}
 	b.owned = false
+	var resume func()
+	if b.paused && b.starts == 0 {
+		b.paused, b.parked = false, false
+		resume = b.resume
+	}
 	step, why := b.stepLocked()
 	b.mu.Unlock()
+	if resume != nil {
+		resume()
+	}
 	b.take1(step, why)
 }
