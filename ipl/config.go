@@ -12,6 +12,14 @@ const (
 	DefaultConnectTimeout = 60 * time.Second
 	// DefaultMaxMessageSize bounds what a receiver accepts (and allocates) per message.
 	DefaultMaxMessageSize int64 = 1 << 30
+	// DefaultMessageTimeout is how long a receiver waits for the rest of a message whose
+	// sender stopped sending in the middle of it before it cuts the connection: long
+	// enough for any live sender on a loaded network, short enough that one stalled
+	// sender does not hold a many-to-one port's other senders for long.
+	DefaultMessageTimeout = 30 * time.Second
+	// NoMessageTimeout, given to WithMessageTimeout, lets a message wait for its
+	// sender's next bytes for as long as the sender's instance lives.
+	NoMessageTimeout time.Duration = -1
 	// DefaultJoinTimeout bounds joining the pool when New's context has no deadline.
 	DefaultJoinTimeout = 60 * time.Second
 )
@@ -47,6 +55,9 @@ type Config struct {
 	ConnectTimeout time.Duration
 	// MaxMessageSize bounds the bytes of one received message.
 	MaxMessageSize int64
+	// MessageTimeout bounds how long a receiver waits for the next bytes of a message
+	// that has begun to arrive (0: DefaultMessageTimeout; negative: no bound).
+	MessageTimeout time.Duration
 	// HeartbeatInterval sets the failure-detection interval of an embedded registry.
 	HeartbeatInterval time.Duration
 	// Properties hold implementation-specific settings (for example a flavour choice).
@@ -93,6 +104,15 @@ func WithListenHost(host string) Option { return func(c *Config) { c.ListenHost 
 
 // WithConnectTimeout bounds a Connect whose context has no deadline.
 func WithConnectTimeout(d time.Duration) Option { return func(c *Config) { c.ConnectTimeout = d } }
+
+// WithMessageTimeout bounds how long a receiver waits for the next bytes of a message
+// whose first bytes have arrived. A sender that stops for longer in the middle of a
+// message (a stopped process, a broken network, a peer that never finishes) has its
+// connection cut: the reader gets an error matching ErrStalled and ErrConnectionLost,
+// the sender sees its connection lost, and the port's other senders go on. Time a
+// receiver spends not reading (the program holds the message) does not count, nor
+// does time between messages. NoMessageTimeout disables the bound.
+func WithMessageTimeout(d time.Duration) Option { return func(c *Config) { c.MessageTimeout = d } }
 
 // WithMaxMessageSize bounds the bytes of one received message.
 func WithMaxMessageSize(n int64) Option { return func(c *Config) { c.MaxMessageSize = n } }

@@ -19,6 +19,9 @@ const (
 	EnvTag       = "IBIS_TAG"       // instance tag
 	EnvHeartbeat = "IBIS_HEARTBEAT" // embedded registry heartbeat interval (Go duration)
 	EnvMaxMsg    = "IBIS_MAX_MESSAGE_SIZE"
+	// EnvMessageTimeout bounds how long a message may wait for its sender's next bytes
+	// (a Go duration; "off" disables it).
+	EnvMessageTimeout = "IBIS_MESSAGE_TIMEOUT"
 )
 
 // ApplyEnvironment fills the fields of c that are still zero from the environment
@@ -74,6 +77,19 @@ func (c *Config) ApplyEnvironment(look func(string) (string, bool)) error {
 			c.MaxMessageSize = n
 		}
 	}
+	if c.MessageTimeout == 0 {
+		if v := get(EnvMessageTimeout); v != "" {
+			if v == "off" {
+				c.MessageTimeout = NoMessageTimeout
+			} else {
+				d, err := time.ParseDuration(v)
+				if err != nil || d <= 0 {
+					return fmt.Errorf("ipl: %s=%q: want a positive duration such as 30s, or off", EnvMessageTimeout, v)
+				}
+				c.MessageTimeout = d
+			}
+		}
+	}
 	return nil
 }
 
@@ -86,6 +102,9 @@ func (c *Config) applyDefaults() {
 	}
 	if c.MaxMessageSize <= 0 {
 		c.MaxMessageSize = DefaultMaxMessageSize
+	}
+	if c.MessageTimeout == 0 {
+		c.MessageTimeout = DefaultMessageTimeout
 	}
 	if c.Pool == "" {
 		c.Pool = "default"

@@ -1,6 +1,10 @@
 package ipl
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/ibisgo/ibis/registry"
+)
 
 // Sentinel errors. Every error an Ibis-Go call returns wraps one of these where one
 // applies, with a message that tells the user what they did, so that programs can react
@@ -41,6 +45,25 @@ var (
 	ErrMessageFinished = errors.New("ipl: message already finished")
 	// ErrPortExists: a port of that name already exists in this Ibis instance.
 	ErrPortExists = errors.New("ipl: port exists")
-	// ErrTooLarge: a message exceeds the configured maximum size.
+	// ErrTooLarge: a message exceeds the configured maximum size, or a registry request
+	// exceeds a limit of the registry server (frame size, waiting requests, names held).
 	ErrTooLarge = errors.New("ipl: message too large")
+	// ErrRegistryLost: the registry server cannot be reached: the connection to it broke
+	// or it stopped answering, it was never reached (New gave up joining), or the pool is
+	// being rebuilt after the server restarted. Registry calls fail with it at once while
+	// the instance waits to rejoin (between EventRegistryLost and EventRegistryRestored),
+	// and for good after an EventRegistryLost whose Name begins with
+	// registry.LostForGood. Ports and their connections are not affected. It is the
+	// registry package's ErrRegistryLost, so errors from that package match it too.
+	ErrRegistryLost = registry.ErrRegistryLost
+	// ErrInvalidArgument: an argument was not acceptable (an empty or too long name).
+	ErrInvalidArgument = errors.New("ipl: invalid argument")
+	// ErrNotMember: the call names a pool member that is not (or no longer) in the pool,
+	// such as a signal to a member that left.
+	ErrNotMember = errors.New("ipl: not a pool member")
+	// ErrStalled: a peer stopped in the middle of a message for longer than the message
+	// timeout (see WithMessageTimeout), or was declared dead by the registry; its
+	// connection was cut so that it holds up nobody else. Errors that match it also
+	// match ErrConnectionLost.
+	ErrStalled = errors.New("ipl: peer stalled")
 )

@@ -169,3 +169,11 @@ func TestBadInputBlockingReceive(t *testing.T) {
 		t.Errorf("Receive after Close: %v, want ErrClosed", r.err)
 	}
 }
+
+// A peer that stops in the middle of a message is cut after the message timeout, on
+// the receive flavours of a many-to-one port.
+func TestStalledSendersAreCut(t *testing.T) {
+	for _, f := range []string{"nonblocking", "thread"} {
+		t.Run(f, func(t *testing.T) { impltest.StalledSenders(t, Name, map[string]string{PropertyReceive: f}) })
+	}
+}

@@ -33,3 +33,6 @@ func TestWildcardHostRefused(t *testing.T) {
 		t.Fatalf("New with host 0.0.0.0: %v, want an error about the wildcard", err)
 	}
 }
+
+// A peer that stops in the middle of a message is cut after the message timeout.
+func TestStalledSendersAreCut(t *testing.T) { impltest.StalledSenders(t, Name, nil) }

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -29,8 +30,11 @@ const caseTimeout = 90 * time.Second
 
 // heartbeat is the registry's failure-detection interval in the suite. A killed member
 // is noticed at once through its broken registry connection; the heartbeat only guards
-// against silent ones, so it is kept generous for loaded CI machines.
-const heartbeat = registry.DefaultHeartbeatInterval
+// against silent ones, and a member declared dead has its connections cut. So it is
+// generous: a child starved of CPU on a loaded CI machine (the load cases under -race,
+// packages tested in parallel) must not be taken for dead. A case that needs a silent
+// member found sets its own (testCase.heartbeat).
+const heartbeat = 10 * time.Second
 
 // Options selects the implementation under test.
 type Options struct {
@@ -58,8 +62,12 @@ type testCase struct {
 	name     string
 	children int
 	kills    bool // the case kills a member (Env.Kill)
-	parent   func(e *Env)
-	child    func(e *Env) error
+	// messageTimeout, when set, is every member's message timeout (ipl.WithMessageTimeout).
+	messageTimeout time.Duration
+	// heartbeat, when set, replaces the suite's failure-detection interval.
+	heartbeat time.Duration
+	parent    func(e *Env)
+	child     func(e *Env) error
 }
 
 var (
@@ -172,7 +180,11 @@ type child struct {
 // runCase runs one case: a registry, the parent's instance, the children's processes.
 func runCase(t *testing.T, opts Options, tc *testCase) {
 	t.Helper()
-	srv, err := registry.StartEmbedded("127.0.0.1:0", registry.WithHeartbeatInterval(heartbeat))
+	hb := heartbeat
+	if tc.heartbeat != 0 {
+		hb = tc.heartbeat
+	}
+	srv, err := registry.StartEmbedded("127.0.0.1:0", registry.WithHeartbeatInterval(hb))
 	if err != nil {
 		t.Fatalf("starting registry: %v", err)
 	}
@@ -181,8 +193,13 @@ func runCase(t *testing.T, opts Options, tc *testCase) {
 	defer cancel()
 	pool := fmt.Sprintf("%s-%d", tc.name, time.Now().UnixNano())
 	size := tc.children + 1
-	ib, err := newIbis(ctx, opts.Impl, opts.Properties, ipl.WithRegistry(srv.Addr()), ipl.WithPool(pool),
-		ipl.WithPoolSize(size), ipl.WithTag("parent"))
+	popts := []ipl.Option{ipl.WithRegistry(srv.Addr()), ipl.WithPool(pool), ipl.WithPoolSize(size), ipl.WithTag("parent")}
+	var cenv []string
+	if tc.messageTimeout != 0 {
+		popts = append(popts, ipl.WithMessageTimeout(tc.messageTimeout))
+		cenv = append(cenv, ipl.EnvMessageTimeout+"="+tc.messageTimeout.String())
+	}
+	ib, err := newIbis(ctx, opts.Impl, opts.Properties, popts...)
 	if err != nil {
 		t.Fatalf("starting the parent's Ibis: %v", err)
 	}
@@ -198,6 +215,7 @@ func runCase(t *testing.T, opts Options, tc *testCase) {
 			envCase+"="+tc.name, envIndex+"="+strconv.Itoa(i), envProps+"="+encodeProps(opts.Properties),
 			ipl.EnvRegistry+"="+srv.Addr(), ipl.EnvPool+"="+pool, ipl.EnvPoolSize+"="+strconv.Itoa(size),
 			ipl.EnvImpl+"="+opts.Impl)
+		c.cmd.Env = append(c.cmd.Env, cenv...)
 		c.cmd.Stderr = &c.stderr
 		c.cmd.Stdout = &c.stderr
 		if err := c.cmd.Start(); err != nil {
@@ -239,6 +257,30 @@ func runCase(t *testing.T, opts Options, tc *testCase) {
 			c.reported = true
 			t.Errorf("child %d did not end\n%s", i, c.stderr.String())
 		}
+	}
+}
+
+// Stop suspends child i with SIGSTOP (a process that stops answering, as a swapped-out
+// or debugged one does); Continue resumes it.
+func (e *Env) Stop(i int) { _ = e.kids[i].cmd.Process.Signal(syscall.SIGSTOP) }
+
+// Continue resumes a child suspended by Stop.
+func (e *Env) Continue(i int) { _ = e.kids[i].cmd.Process.Signal(syscall.SIGCONT) }
+
+// Wait waits for child i to end and returns its exit status as an error (nil: exit 0).
+func (e *Env) Wait(i int) error {
+	c := e.kids[i]
+	c.killed = true // ended and judged here, not again at the end of the case
+	select {
+	case err := <-c.done:
+		c.done <- err
+		if err != nil {
+			c.reported = true
+			return fmt.Errorf("%w\n%s", err, c.stderr.String())
+		}
+		return nil
+	case <-e.Ctx.Done():
+		return fmt.Errorf("child %d did not end: %w", i, e.Ctx.Err())
 	}
 }
 

@@ -93,6 +93,11 @@ func runMPICase(t *testing.T, mpirun string, opts Options, np int, tc *testCase,
 	cmd.WaitDelay = 10 * time.Second
 	cmd.Env = append(os.Environ(), envMPI+"=1", envCase+"="+tc.name, envProps+"="+encodeProps(opts.Properties),
 		ipl.EnvImpl+"="+opts.Impl)
+	if tc.messageTimeout != 0 {
+		cmd.Env = append(cmd.Env, ipl.EnvMessageTimeout+"="+tc.messageTimeout.String())
+	}
+	// Rank 0's embedded registry: the suite's generous failure detection (see heartbeat).
+	cmd.Env = append(cmd.Env, ipl.EnvHeartbeat+"="+heartbeat.String())
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Errorf("mpirun %s: %v\n%s", strings.Join(args, " "), err, out)
@@ -118,7 +123,11 @@ func RunMPIParent(t *testing.T, opts Options) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), caseTimeout)
 	defer cancel()
-	ib, err := newIbis(ctx, opts.Impl, opts.Properties, ipl.WithTag("parent"))
+	popts := []ipl.Option{ipl.WithTag("parent")}
+	if tc.messageTimeout != 0 {
+		popts = append(popts, ipl.WithMessageTimeout(tc.messageTimeout))
+	}
+	ib, err := newIbis(ctx, opts.Impl, opts.Properties, popts...)
 	if err != nil {
 		t.Fatalf("starting the parent's Ibis: %v", err)
 	}

@@ -123,6 +123,10 @@ func (p *ReceivePort) receiveDirect(ctx context.Context) (*readMessage, error) {
 func (p *ReceivePort) readDirect(ctx context.Context, ic *inConn) (*readMessage, error) {
 	d := ic.direct
 	var err error
+	// Waiting for the next header is an idle connection's wait: only a sender declared
+	// dead is cut there (stall.go).
+	ic.watch.state.Store(waitStart)
+	defer ic.watch.state.Store(waitNone)
 	if ctx.Done() == nil {
 		_, err = d.peek.Peek(serialization.HeaderSize)
 	} else {
@@ -142,7 +146,11 @@ func (p *ReceivePort) readDirect(ctx context.Context, ic *inConn) (*readMessage,
 		}
 	}
 	if err == nil {
+		ic.guard.boundary()
 		err = ic.rd.Next()
+	}
+	if cut := ic.watch.cutErr(); err != nil && cut != nil {
+		err = cut
 	}
 	if err != nil {
 		if p.isClosed() {

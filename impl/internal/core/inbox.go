@@ -100,6 +100,7 @@ func (b *Inbox) Push(p []byte) (full bool) {
 	}
 	b.store(p)
 	b.scan(p)
+	b.ic.watch.progress.Add(1)
 	total := b.port.push.buffered.Add(int64(len(p)))
 	park := false
 	if b.starts > 0 || b.owned {
@@ -397,4 +398,19 @@ func (b *Inbox) released() {
 		resume()
 	}
 	b.take1(step, why)
+}
+
+// waiting reports, for the stall watchdog, whether the inbox waits for bytes from its
+// sender: it holds nothing its port can deliver (or its reader has read all it holds),
+// and whether it is inside a message that has begun to arrive. A paused inbox waits for
+// nothing: the event loop stopped reading it.
+func (b *Inbox) waiting() (waiting, mid bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.paused || b.ended || b.retired {
+		return false, false
+	}
+	mid = b.hdrN > 0 || b.skip > 0 || b.inMsg
+	idle := (b.owned && b.n == 0) || (!b.owned && b.starts == 0)
+	return mid || idle, mid
 }

@@ -28,6 +28,7 @@ type Instance struct {
 	id       ipl.IbisIdentifier
 	events   *eventQueue
 	notes    *notifier
+	stalls   *watchdog // cuts stalled incoming connections (stall.go)
 	cb       callbacks
 
 	mu        sync.Mutex
@@ -63,6 +64,7 @@ func Open(ctx context.Context, cfg *ipl.Config, impl string, tr Transport) (*Ins
 	if in.log == nil {
 		in.log = zap.NewNop()
 	}
+	in.stalls = newWatchdog(in)
 	addr, err := tr.Start(in)
 	if err != nil {
 		return nil, fmt.Errorf("starting transport: %w", err)
@@ -304,11 +306,12 @@ func (in *Instance) ports(closing bool) ([]*SendPort, []*ReceivePort) {
 }
 
 // peerGone cuts every outgoing connection to an instance that died, so that no send
-// waits on a peer that is not there. Incoming connections are left alone while they
-// hold something: the kernel ends them once what the dead peer sent has been read, so
-// nothing it sent before dying is thrown away. A direct receive port's connection,
-// which only Receive reads, is looked at now (directPeerDied), so that an idle port
-// notices the loss too.
+// waits on a peer that is not there. Incoming connections are cut by the stall
+// watchdog as soon as their readers wait for more than the dead peer sent before it
+// died (stall.go), so nothing it finished is thrown away, and a process that was only
+// stopped cannot go on sending under its buried identity; Accept refuses it from now
+// on. A direct receive port's connection, which only Receive reads, is looked at now
+// (directPeerDied), so that an idle port notices the loss too.
 func (in *Instance) peerGone(id ipl.IbisIdentifier, how registry.EventType) {
 	cause := fmt.Errorf("%w: %s %s", ipl.ErrConnectionLost, id, how)
 	in.mu.Lock()
@@ -319,6 +322,7 @@ func (in *Instance) peerGone(id ipl.IbisIdentifier, how registry.EventType) {
 		in.dead[id.ID] = cause
 	}
 	in.mu.Unlock()
+	in.stalls.peerDied(id, cause)
 	sps, rps := in.ports(false)
 	for _, sp := range sps {
 		sp.peerGone(id, cause)

@@ -45,6 +45,7 @@ type ReceivePort struct {
 	upcallStop chan struct{} // non-nil while message upcalls are enabled
 	stash      *readMessage  // taken by a dispatcher as upcalls were disabled
 
+	downcalls   bool          // the type has connection.downcalls: keep the new/lost lists
 	numbered    bool          // the type has communication.numbered
 	explicit    bool          // the type has receive.explicit
 	direct      bool          // the type allows direct receipt (see direct.go)
@@ -65,6 +66,9 @@ type inConn struct {
 
 	direct *directState // non-nil when Receive reads this connection itself
 	inbox  *Inbox       // non-nil for a push-mode connection
+
+	watch *stallWatch    // the connection's progress, for the stall watchdog
+	guard *guardedReader // the stream ic.rd reads, when a goroutine reads the connection
 }
 
 func newReceivePort(in *Instance, pt ipl.PortType, name string, cfg ipl.ReceivePortConfig) *ReceivePort {
@@ -83,6 +87,7 @@ func newReceivePort(in *Instance, pt ipl.PortType, name string, cfg ipl.ReceiveP
 
 		connArrived: make(chan struct{}, 1),
 		push:        pushQueue{sig: make(chan struct{}, 1)},
+		downcalls:   pt.Has(ipl.ConnectionDowncalls),
 		numbered:    pt.Has(ipl.CommunicationNumbered),
 		explicit:    pt.Has(ipl.ReceiveExplicit),
 	}
@@ -120,6 +125,12 @@ func (p *ReceivePort) accept(req *Request, conn InConn) (*Reply, *Acceptance) {
 		return &Reply{Code: ReplyTypeMismatch, Detail: fmt.Sprintf("port types differ: only the send port has [%s]; only the receive port %s has [%s]",
 			strings.Join(onlyS, ", "), p.id, strings.Join(onlyR, ", "))}, nil
 	}
+	if cause := p.in.deadCause(req.From.Ibis); cause != nil {
+		// A member declared dead that comes back (a stopped process resumed) must
+		// rejoin the pool as a new member: its old identity has been buried.
+		return &Reply{Code: ReplyDenied, Detail: fmt.Sprintf("receive port %s refuses %s: the registry declared its instance dead (%v); it must rejoin as a new member",
+			p.id, req.From, cause)}, nil
+	}
 	if p.direct && !p.probeDirect() {
 		// A Receive is reading the sender that is there (or a message of it is live);
 		// it may be reading that sender's goodbye right now: give it a moment.
@@ -150,15 +161,18 @@ func (p *ReceivePort) accept(req *Request, conn InConn) (*Reply, *Acceptance) {
 			return &Reply{Code: ReplyDenied, Detail: fmt.Sprintf("receive port %s refused %s", p.id, req.From)}, nil
 		}
 	}
-	ic := &inConn{port: p, from: req.From, c: conn, done: make(chan struct{}, 1)}
+	ic := &inConn{port: p, from: req.From, c: conn, done: make(chan struct{}, 1), watch: &stallWatch{}}
 	p.mu.Lock()
 	if p.isClosed() { // closed while the handler decided
 		p.mu.Unlock()
 		return &Reply{Code: ReplyNoSuchPort, Detail: fmt.Sprintf("receive port %s is closed", p.id)}, nil
 	}
 	p.conns = append(p.conns, ic)
-	p.newConns = append(p.newConns, req.From)
+	if p.downcalls { // nobody can take the list otherwise: it would only grow
+		p.newConns = append(p.newConns, req.From)
+	}
 	p.mu.Unlock()
+	p.in.stalls.add(ic)
 	p.log.Debug("accepted connection", zap.Stringer("from", req.From))
 	return &Reply{Code: ReplyAccepted}, &Acceptance{port: p, conn: conn, ic: ic}
 }
@@ -166,7 +180,8 @@ func (p *ReceivePort) accept(req *Request, conn InConn) (*Reply, *Acceptance) {
 // serveConn reads messages of one connection until it ends.
 func (p *ReceivePort) serveConn(ic *inConn, r io.Reader) {
 	defer ic.c.Close()
-	ic.rd = serialization.NewReader(p.kind, r, serialization.WithReaderMaxMessageSize(p.in.cfg.MaxMessageSize))
+	ic.guard = &guardedReader{r: r, w: ic.watch}
+	ic.rd = serialization.NewReader(p.kind, ic.guard, serialization.WithReaderMaxMessageSize(p.in.cfg.MaxMessageSize))
 	if p.direct {
 		pk, ok1 := r.(peeker)
 		dl, ok2 := ic.c.(deadliner)
@@ -206,6 +221,9 @@ func (p *ReceivePort) serveConn(ic *inConn, r io.Reader) {
 
 // startMessage reads the start of the connection's next message.
 func (p *ReceivePort) startMessage(ic *inConn) (*readMessage, error) {
+	if ic.guard != nil {
+		ic.guard.boundary()
+	}
 	if err := ic.rd.Next(); err != nil {
 		return nil, err
 	}
@@ -232,8 +250,11 @@ func (p *ReceivePort) connEnded(ic *inConn, err error) {
 			break
 		}
 	}
+	if found {
+		p.in.stalls.remove(ic)
+	}
 	clean := err == nil || errors.Is(err, serialization.ErrClosedByPeer)
-	if found && !clean {
+	if found && !clean && p.downcalls {
 		p.lostConns = append(p.lostConns, ic.from)
 	}
 	p.mu.Unlock()
@@ -434,6 +455,7 @@ func (p *ReceivePort) Close() error {
 		p.upcallStop = nil
 		p.mu.Unlock()
 		for _, ic := range conns {
+			p.in.stalls.remove(ic)
 			_ = ic.c.Close()
 		}
 		p.in.removeReceivePort(p)

@@ -15,8 +15,8 @@ func (nopIn) Close() error { return nil }
 // but before the transport reports the end are dropped: they must not count against
 // the port's budget for good.
 func TestRetiredInboxDropsLateBytes(t *testing.T) {
-	p := &ReceivePort{closed: make(chan struct{}), log: zap.NewNop(), push: pushQueue{sig: make(chan struct{}, 1)}}
-	ic := &inConn{port: p, c: nopIn{}}
+	p := &ReceivePort{in: &Instance{}, closed: make(chan struct{}), log: zap.NewNop(), push: pushQueue{sig: make(chan struct{}, 1)}}
+	ic := &inConn{port: p, c: nopIn{}, watch: &stallWatch{}}
 	p.conns = []*inConn{ic}
 	b := &Inbox{port: p, ic: ic, wake: make(chan struct{}, 1), maxMsg: 1 << 20}
 	ic.inbox = b

@@ -1,0 +1,309 @@
+package core
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/ibisgo/ibis/ipl"
+)
+
+// Stalled senders. A receiver that waits for the rest of a message holds its port (a
+// many-to-one port's other senders wait behind it), and a connection holding the start
+// of a message holds memory. A sender that stops in the middle of a message (a stopped
+// process, a broken network, a peer that never finishes) must not do either for long.
+//
+// Every incoming connection has a stallWatch. Whoever reads the connection marks when
+// it waits for bytes (at a message's start, or inside one) and counts every read that
+// brought some; push-mode inboxes count every push. One watchdog goroutine per instance
+// looks at all the watches a few times per message timeout: a connection that has
+// waited inside a message with no progress between two looks a timeout apart is cut.
+// The readers pay two atomic stores and an atomic add per read of the socket, no timer.
+//
+// The watchdog also ends the connections of a member the registry declared dead: once
+// the bytes it sent before it died had time to arrive (diedGrace), its connection is
+// cut as soon as its reader waits for more (nothing it finished is thrown away), and at
+// the latest a message timeout after the death (a "dead" member that was only stopped
+// and comes back must rejoin as a new member, not go on sending).
+
+// Wait states of a connection's reader.
+const (
+	waitNone  int32 = iota // not reading the connection
+	waitStart              // waiting for the first bytes of a message (an idle connection)
+	waitMid                // waiting for more bytes of a message that has begun
+)
+
+// diedGrace is how long the bytes a dead member sent before it died get to arrive
+// before a reader waiting for more is cut. The registry can hear of a death before the
+// dead member's last bytes (or its end) have crossed the network.
+const diedGrace = 250 * time.Millisecond
+
+// stallWatch is the progress of one incoming connection, as its readers report it.
+type stallWatch struct {
+	state    atomic.Int32          // waitNone, waitStart or waitMid
+	progress atomic.Uint64         // reads (or pushes) that brought bytes
+	cut      atomic.Pointer[error] // why the watchdog cut the connection
+	died     atomic.Pointer[diedMark]
+
+	// The watchdog's own view; only its goroutine touches these.
+	seen    uint64
+	stallAt time.Time // when it first saw the current wait without progress
+}
+
+// diedMark records when the registry reported the sender's instance dead, and why.
+type diedMark struct {
+	at    time.Time
+	cause error
+}
+
+// cutErr returns why the watchdog cut the connection, or nil.
+func (w *stallWatch) cutErr() error {
+	if p := w.cut.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// guardedReader is the stream a connection's serialization reader reads: it reports
+// waits and progress to the connection's stallWatch and, once the watchdog cut the
+// connection, gives the reason instead of the socket's "closed" error.
+type guardedReader struct {
+	r   io.Reader
+	w   *stallWatch
+	mid bool // bytes of the current message have been read (only the reader touches it)
+}
+
+// boundary tells the guard that the next read starts a message: until its first bytes
+// come, a wait is an idle connection's, not a stall.
+func (g *guardedReader) boundary() { g.mid = false }
+
+func (g *guardedReader) Read(p []byte) (int, error) {
+	g.waitFor()
+	n, err := g.r.Read(p)
+	return n, g.done(n, err)
+}
+
+// Discard skips n bytes without copying when the stream can (a *bufio.Reader), so
+// that the serialization reader keeps its fast way of skipping unread bodies.
+func (g *guardedReader) Discard(n int) (int, error) {
+	d, ok := g.r.(interface{ Discard(int) (int, error) })
+	if !ok {
+		k, err := io.CopyN(io.Discard, g, int64(n))
+		return int(k), err
+	}
+	g.waitFor()
+	k, err := d.Discard(n)
+	return k, g.done(k, err)
+}
+
+// waitFor marks the start of a read that may wait for the socket.
+func (g *guardedReader) waitFor() {
+	if g.mid {
+		g.w.state.Store(waitMid)
+	} else {
+		g.w.state.Store(waitStart)
+	}
+}
+
+// done records a read's result; a read the watchdog cut short reports why.
+func (g *guardedReader) done(n int, err error) error {
+	g.w.state.Store(waitNone)
+	if n > 0 {
+		g.mid = true
+		g.w.progress.Add(1)
+	}
+	if err != nil {
+		if cut := g.w.cutErr(); cut != nil {
+			return cut
+		}
+	}
+	return err
+}
+
+// watchdog finds stalled connections of one instance. It runs while the instance has
+// incoming connections and ends with the instance.
+type watchdog struct {
+	in      *Instance
+	timeout time.Duration // the message timeout; <= 0: only dead members are cut
+
+	mu      sync.Mutex
+	conns   map[*inConn]struct{}
+	running bool
+	wake    chan struct{} // a member died: look soon
+}
+
+func newWatchdog(in *Instance) *watchdog {
+	return &watchdog{in: in, timeout: in.cfg.MessageTimeout, conns: map[*inConn]struct{}{}, wake: make(chan struct{}, 1)}
+}
+
+// add starts watching ic, starting the watchdog goroutine if it is not running.
+func (d *watchdog) add(ic *inConn) {
+	if d == nil { // a port built without an instance (unit tests)
+		return
+	}
+	d.mu.Lock()
+	d.conns[ic] = struct{}{}
+	start := !d.running
+	d.running = true
+	d.mu.Unlock()
+	if start {
+		d.in.Go(d.run)
+	}
+}
+
+// remove stops watching ic.
+func (d *watchdog) remove(ic *inConn) {
+	if d == nil { // a port built without an instance (unit tests)
+		return
+	}
+	d.mu.Lock()
+	delete(d.conns, ic)
+	d.mu.Unlock()
+}
+
+// peerDied marks every watched connection from the member id, which the registry
+// reported dead, and makes the watchdog look soon.
+func (d *watchdog) peerDied(id ipl.IbisIdentifier, cause error) {
+	mark := &diedMark{at: time.Now(), cause: fmt.Errorf("%w: %w", ipl.ErrStalled, cause)}
+	d.mu.Lock()
+	for ic := range d.conns {
+		if sameIbis(ic.from.Ibis, id) {
+			ic.watch.died.CompareAndSwap(nil, mark)
+		}
+	}
+	d.mu.Unlock()
+	select {
+	case d.wake <- struct{}{}:
+	default:
+	}
+}
+
+// period is how often the watchdog looks: a quarter of the timeout (a stall is cut
+// between one and one and a quarter timeouts after it began), and every diedGrace
+// while a dead member's connection is still open.
+func (d *watchdog) period(dying bool) time.Duration {
+	p := time.Second
+	if d.timeout > 0 {
+		p = max(d.timeout/4, time.Millisecond)
+	}
+	if dying {
+		p = min(p, diedGrace)
+	}
+	return p
+}
+
+// run looks at the connections until none is left or the instance ends.
+func (d *watchdog) run() {
+	t := time.NewTimer(d.period(false))
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+		case <-d.wake:
+		case <-d.in.done:
+			return
+		}
+		d.mu.Lock()
+		if len(d.conns) == 0 {
+			d.running = false
+			d.mu.Unlock()
+			return
+		}
+		list := make([]*inConn, 0, len(d.conns))
+		for ic := range d.conns {
+			list = append(list, ic)
+		}
+		d.mu.Unlock()
+		now := time.Now()
+		dying := false
+		for _, ic := range list {
+			if d.look(ic, now) {
+				dying = true
+			}
+		}
+		if !t.Stop() {
+			select {
+			case <-t.C:
+			default:
+			}
+		}
+		t.Reset(d.period(dying))
+	}
+}
+
+// look checks one connection and cuts it when it stalled; it reports whether the
+// connection is a dead member's that is still open (the watchdog then looks again
+// soon).
+func (d *watchdog) look(ic *inConn, now time.Time) (dying bool) {
+	w := ic.watch
+	if w.cut.Load() != nil {
+		return false
+	}
+	pr := w.progress.Load()
+	waiting, mid := ic.waiting()
+	if pr != w.seen || !waiting {
+		w.seen, w.stallAt = pr, time.Time{}
+	} else if w.stallAt.IsZero() {
+		w.stallAt = now
+	}
+	stalledFor := time.Duration(0)
+	if !w.stallAt.IsZero() {
+		stalledFor = now.Sub(w.stallAt)
+	}
+	if m := w.died.Load(); m != nil {
+		since := now.Sub(m.at)
+		switch {
+		case since >= diedGrace && waiting:
+			d.cut(ic, m.cause)
+		case d.timeout > 0 && since >= d.timeout:
+			d.cut(ic, fmt.Errorf("%w (still sending a message timeout after it was declared dead)", m.cause))
+		default:
+			return true
+		}
+		return false
+	}
+	if d.timeout > 0 && mid && stalledFor >= d.timeout {
+		d.cut(ic, fmt.Errorf("%w: %w: no bytes from %s for %v in the middle of a message",
+			ipl.ErrConnectionLost, ipl.ErrStalled, ic.from, stalledFor.Round(time.Millisecond)))
+	}
+	return false
+}
+
+// cut ends a stalled connection: its reader (if any) gets why, the sender sees the
+// connection end.
+func (d *watchdog) cut(ic *inConn, why error) {
+	if !errors.Is(why, ipl.ErrConnectionLost) {
+		why = fmt.Errorf("%w: %w", ipl.ErrConnectionLost, why)
+	}
+	if !ic.watch.cut.CompareAndSwap(nil, &why) {
+		return
+	}
+	d.in.log.Warn("cutting a stalled connection", zap.Stringer("from", ic.from), zap.Error(why))
+	d.remove(ic)
+	if b := ic.inbox; b != nil {
+		b.End(why)
+	}
+	_ = ic.c.Close()
+}
+
+// waiting reports whether the connection's reader waits for bytes that do not come,
+// and whether it waits inside a message. For a push-mode connection: whether the
+// connection holds part of a message (or its reader waits) while the event loop reads
+// it; a connection paused for flow control waits for nothing.
+func (ic *inConn) waiting() (waiting, mid bool) {
+	if b := ic.inbox; b != nil {
+		return b.waiting()
+	}
+	switch ic.watch.state.Load() {
+	case waitStart:
+		return true, false
+	case waitMid:
+		return true, true
+	}
+	return false, false
+}

@@ -1,0 +1,255 @@
+package conformance
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/ibisgo/ibis/ipl"
+)
+
+// A sender that stops in the middle of a message holds up nobody for longer than the
+// message timeout: the healthy senders of a many-to-one port deliver every message,
+// the stalled message fails with an error matching ErrStalled and ErrConnectionLost,
+// and the stalled sender sees its connection lost.
+const (
+	stallHealthy  = 2   // children 0 and 1 send whole messages; child 2 stalls
+	stallMessages = 200 // per healthy sender
+	stallValues   = 10000
+)
+
+var _ = register(&testCase{
+	name:           "manytoone-stalled-sender",
+	children:       stallHealthy + 1,
+	messageTimeout: 2 * time.Second,
+	parent: func(e *Env) {
+		t := e.T
+		rp, err := e.Ibis.CreateReceivePort(ManyToOne, "stall")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rp.Close()
+		staller := e.Children[stallHealthy]
+		next := map[string]int64{}
+		healthy, stalls := 0, 0
+		for healthy < stallHealthy*stallMessages || stalls == 0 {
+			m, err := rp.Receive(e.Ctx)
+			if err != nil {
+				t.Fatalf("receive after %d healthy messages and %d stalls: %v", healthy, stalls, err)
+			}
+			from := m.Origin()
+			k, rerr := m.ReadInt64()
+			for j := 1; j < stallValues && rerr == nil; j++ {
+				var v int64
+				if v, rerr = m.ReadInt64(); rerr == nil && v != k+int64(j) {
+					rerr = fmt.Errorf("value %d is %d, want %d", j, v, k+int64(j))
+				}
+			}
+			_, ferr := m.Finish()
+			if from.Ibis.ID == staller.ID {
+				err := errors.Join(rerr, ferr)
+				if !errors.Is(err, ipl.ErrStalled) || !errors.Is(err, ipl.ErrConnectionLost) {
+					t.Fatalf("the stalled message ended with %v; want an error matching ErrStalled and ErrConnectionLost", err)
+				}
+				stalls++
+				continue
+			}
+			if rerr != nil || ferr != nil {
+				t.Fatalf("message from healthy %s: %v %v", from, rerr, ferr)
+			}
+			if want := next[from.String()] * stallValues; k != want {
+				t.Fatalf("from %s: message starting at %d, want %d", from, k, want)
+			}
+			next[from.String()]++
+			healthy++
+		}
+		if stalls != 1 {
+			t.Errorf("%d stalled messages, want 1", stalls)
+		}
+		if err := e.Ibis.Registry().Signal(e.Ctx, "stall-seen", staller); err != nil {
+			t.Fatal(err)
+		}
+	},
+	child: func(e *Env) error {
+		sp, err := e.Ibis.CreateSendPort(ManyToOne, "stall")
+		if err != nil {
+			return err
+		}
+		defer sp.Close()
+		if err := sp.Connect(e.Ctx, e.Parent, "stall"); err != nil {
+			return err
+		}
+		if e.Index < stallHealthy {
+			for k := range int64(stallMessages) {
+				if err := stallMessage(e, sp, k*stallValues, stallValues); err != nil {
+					return fmt.Errorf("message %d: %w", k, err)
+				}
+			}
+			return nil
+		}
+		// The staller: more than a packet's worth of values, so the message's first
+		// packet leaves, and then nothing until the parent has seen the stall.
+		m, err := sp.NewMessage(e.Ctx)
+		if err != nil {
+			return err
+		}
+		for j := range int64(stallValues) {
+			if err := m.WriteInt64(j); err != nil {
+				return err
+			}
+		}
+		if err := waitSignal(e, "stall-seen"); err != nil {
+			return err
+		}
+		// The receiver cut the connection: the sender sees it lost.
+		for {
+			lost, err := sp.LostConnections()
+			if err != nil {
+				return err
+			}
+			if len(lost) > 0 {
+				break
+			}
+			select {
+			case <-e.Ctx.Done():
+				return fmt.Errorf("the cut connection was never reported lost: %w", e.Ctx.Err())
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+		if _, err := m.Finish(); !errors.Is(err, ipl.ErrConnectionLost) {
+			return fmt.Errorf("finishing the stalled message after the cut: %v, want ErrConnectionLost", err)
+		}
+		return nil
+	},
+})
+
+// stallMessage sends one message of n consecutive values starting at first.
+func stallMessage(e *Env, sp ipl.SendPort, first int64, n int) error {
+	m, err := sp.NewMessage(e.Ctx)
+	if err != nil {
+		return err
+	}
+	for j := range int64(n) {
+		if err := m.WriteInt64(first + j); err != nil {
+			return err
+		}
+	}
+	_, err = m.Finish()
+	return err
+}
+
+// A sender stopped (SIGSTOP) in the middle of a message is declared dead by the
+// registry; its connection is cut at once (well before the message timeout, which is
+// left at its default here), the healthy senders go on, and when the stopped process
+// comes back its connection is lost and a new connection is refused: it must rejoin
+// the pool as a new member.
+var _ = register(&testCase{
+	name:     "manytoone-dead-sender-cut",
+	kills:    true,
+	children: 3,
+	// The stopped member is found by its silence: a short interval keeps the case short.
+	heartbeat: 2 * time.Second,
+	parent: func(e *Env) {
+		t := e.T
+		rp, err := e.Ibis.CreateReceivePort(ManyToOne, "dead")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rp.Close()
+		const stopped = 2
+		staller := e.Children[stopped]
+		if err := waitSignal(e, "begun"); err != nil {
+			t.Fatal(err)
+		}
+		e.Stop(stopped)
+		healthy, cut := 0, 0
+		for healthy < 2*stallMessages || cut == 0 {
+			m, err := rp.Receive(e.Ctx)
+			if err != nil {
+				t.Fatalf("receive after %d healthy messages: %v", healthy, err)
+			}
+			var rerr error
+			for j := 0; j < stallValues && rerr == nil; j++ {
+				_, rerr = m.ReadInt64()
+			}
+			_, ferr := m.Finish()
+			if m.Origin().Ibis.ID == staller.ID {
+				if err := errors.Join(rerr, ferr); !errors.Is(err, ipl.ErrConnectionLost) {
+					t.Fatalf("the stopped sender's message ended with %v; want ErrConnectionLost", err)
+				}
+				cut++
+				continue
+			}
+			if rerr != nil || ferr != nil {
+				t.Fatalf("message from a healthy sender: %v %v", rerr, ferr)
+			}
+			healthy++
+		}
+		if err := waitEvent(e, ipl.EventDied, staller); err != nil {
+			t.Fatal(err)
+		}
+		e.Continue(stopped)
+		// The resumed child checks what it sees and exits 0 when it is right.
+		if err := e.Wait(stopped); err != nil {
+			t.Errorf("the resumed sender: %v", err)
+		}
+	},
+	child: func(e *Env) error {
+		sp, err := e.Ibis.CreateSendPort(ManyToOne, "dead")
+		if err != nil {
+			return err
+		}
+		defer sp.Close()
+		if err := sp.Connect(e.Ctx, e.Parent, "dead"); err != nil {
+			return err
+		}
+		if e.Index < 2 {
+			for k := range int64(stallMessages) {
+				if err := stallMessage(e, sp, k*stallValues, stallValues); err != nil {
+					return fmt.Errorf("message %d: %w", k, err)
+				}
+			}
+			return nil
+		}
+		m, err := sp.NewMessage(e.Ctx)
+		if err != nil {
+			return err
+		}
+		for j := range int64(stallValues) {
+			if err := m.WriteInt64(j); err != nil {
+				return err
+			}
+		}
+		// The parent may stop this process as soon as the signal reaches it, before the
+		// reply comes back here; resumed, this member has been declared dead and its
+		// registry connection is gone, so the call's own result says nothing.
+		_ = e.Ibis.Registry().Signal(e.Ctx, "begun", e.Parent)
+		// Stopped here by the parent; once resumed the connection is gone.
+		for {
+			lost, err := sp.LostConnections()
+			if err != nil {
+				return err
+			}
+			if len(lost) > 0 {
+				break
+			}
+			select {
+			case <-e.Ctx.Done():
+				return fmt.Errorf("the cut connection was never reported lost: %w", e.Ctx.Err())
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+		if _, err := m.Finish(); !errors.Is(err, ipl.ErrConnectionLost) {
+			return fmt.Errorf("finishing the message after the cut: %v, want ErrConnectionLost", err)
+		}
+		sp2, err := e.Ibis.CreateSendPort(ManyToOne, "again")
+		if err != nil {
+			return err
+		}
+		defer sp2.Close()
+		if err := sp2.Connect(e.Ctx, e.Parent, "dead"); !errors.Is(err, ipl.ErrDenied) {
+			return fmt.Errorf("reconnecting after being declared dead: %v, want ErrDenied", err)
+		}
+		return nil
+	},
+})
