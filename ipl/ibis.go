@@ -2,6 +2,8 @@ package ipl
 
 import (
 	"context"
+
+	"github.com/ibisgo/ibis/registry"
 )
 
 // Ibis is one instance of Ibis-Go in a pool: the factory of ports and the holder of
@@ -23,13 +25,32 @@ type Ibis interface {
 	// Done is closed when the instance has ended.
 	Done() <-chan struct{}
 	// Close ends the instance; it is safe to call more than once. It returns when every
-	// goroutine of the instance has ended, except when it is called while a handler runs
-	// (a message, connection or event handler may call it): then the goroutines that run
-	// handlers end as soon as the handlers return.
+	// goroutine of the instance has ended, the ones running handlers included: their
+	// blocking calls on the instance return ErrClosed, and Close waits for the handlers
+	// to return. A handler may call it (a message, connection or event handler): Close
+	// then does not wait for that handler's own goroutine, which ends when the handler
+	// returns. A handler that does not return within a bound (it waits for something
+	// outside Ibis) is reported in an error matching ErrTimeout. Errors met while
+	// shutting down are joined into the result.
 	Close() error
 }
 
 // Registry is the pool's shared state as seen from one member.
+//
+// Errors: every method's error matches an ipl sentinel with errors.Is: ErrTimeout when
+// its context's deadline passed (together with context.DeadlineExceeded), ErrClosed when
+// the instance is closing or closed, ErrRegistryLost while the registry server cannot be
+// reached, ErrUnsupported for a closed-world call in an open-world pool (no
+// closed.world), ErrInvalidArgument for an empty or too long name, ErrNotMember for a
+// signal to a member that is not in the pool, ErrTooLarge for a request beyond the
+// server's limits. A context the caller cancelled gives context.Canceled.
+//
+// A lost registry server is a failure of its own, not the instance's: the instance, its
+// ports and their connections go on, and the program gets EventRegistryLost. When the
+// server can be restarted (a stand-alone ibis-registry) the instance rejoins it on its
+// own, keeping its identifier, the elections it won and its global names, and the
+// program gets EventRegistryRestored; members that did not come back are reported
+// EventDied. An embedded registry cannot come back: its loss is final.
 type Registry interface {
 	// Members lists the pool's current members in join order.
 	Members() []IbisIdentifier
@@ -50,6 +71,22 @@ type Registry interface {
 	// Sequence draws the next number (0, 1, ...) of a pool-wide named counter.
 	Sequence(ctx context.Context, name string) (int64, error)
 	// Events delivers registry events in total order when no event handler was given
-	// to New; it is closed when the instance ends.
+	// to New; it is closed when the instance ends. Besides the pool's events it carries
+	// this member's EventRegistryLost and EventRegistryRestored.
 	Events() <-chan Event
 }
+
+// Events about this member's own link to the registry server. They are not events of
+// the pool (their Seq is 0 and their Member is this instance) and come in order with
+// the pool's events.
+const (
+	// EventRegistryLost: the registry server cannot be reached any more; Name says why
+	// and begins with registry.LostReconnecting while the instance tries to rejoin (with
+	// back-off, until Close) or registry.LostForGood when it has given up. Registry calls
+	// fail with ErrRegistryLost until EventRegistryRestored; ports keep working.
+	EventRegistryLost = registry.RegistryLost
+	// EventRegistryRestored: the instance rejoined a restarted registry server with the
+	// same identifier, elections and global names; the pool's events it had missed
+	// (members that died meanwhile, or joined) come before it.
+	EventRegistryRestored = registry.RegistryRestored
+)

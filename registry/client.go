@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -22,36 +23,52 @@ const closeLeaveTimeout = 2 * time.Second
 // it announced its heartbeat interval) is taken for lost.
 const joinReplyTimeout = 3 * DefaultHeartbeatInterval
 
+// Back-off between attempts to join a pool that is being rebuilt and to
+// rejoin a lost server: from retryMinBackoff, doubling, to at most
+// retryMaxBackoff (each wait jittered by up to a quarter, so that the
+// members of a pool do not all come back in the same instant).
+const (
+	retryMinBackoff = 20 * time.Millisecond
+	retryMaxBackoff = time.Second
+)
+
 // Client is one member's connection to the registry: it joined a pool, keeps
 // the member alive with heartbeats, tracks the pool's membership from the
 // event stream and carries out elections, signals, sequence numbers and
-// name bindings. All methods are safe for concurrent use.
+// name bindings. When it loses a server that may be restarted it keeps the
+// member's place: it reports RegistryLost, tries to rejoin with the same
+// identity, and reports RegistryRestored once it is back (see "Registry
+// restarts" in the package doc). All methods are safe for concurrent use.
 type Client struct {
 	cfg  clientConfig
 	log  *zap.Logger
-	conn net.Conn
+	addr string
 
 	// Set by Join before it returns, read-only afterwards.
-	id        Identifier
-	poolSize  int
-	heartbeat time.Duration
-	maxFrame  int
+	id       Identifier
+	poolSize int
 
-	out         chan []byte        // frames for the writer
-	cancels     *fifo[[]byte]      // cancel frames for the writer; never blocks
-	startBeats  chan time.Duration // tells the writer the heartbeat period
-	readTimeout atomic.Int64       // reader's deadline in ns; 0 until joined
+	heartbeat atomic.Int64 // ns, as the server announced at the last (re)join
+	maxFrame  atomic.Int64 // the server's maximum frame size, from the last (re)join
+
+	// life ends when the client ends; it bounds reconnecting.
+	life    context.Context
+	endLife context.CancelFunc
 
 	mu         sync.Mutex
+	sess       *session // the connection in use; nil while the registry is lost
+	lost       error    // why the registry is lost while sess is nil (wraps ErrRegistryLost)
+	ended      bool     // finish ran; err says why
 	nextID     uint64
-	pending    map[uint64]chan *message
 	members    []Identifier
 	leaving    bool
 	leaveDone  chan struct{} // closed when the first Leave's request is over
 	closedPool bool
 	terminated bool
+	terminator Identifier
 	poolClosed chan struct{} // closed on the PoolClosed event
 	termCh     chan struct{} // closed on the Terminated event
+	mem        memory
 
 	queue        *fifo[Event]
 	events       chan Event
@@ -62,17 +79,38 @@ type Client struct {
 
 	done    chan struct{}
 	endOnce sync.Once
-	err     error // why the client ended; set in endOnce before done closes
+	err     error // why the client ended; set under mu before done closes
 
-	wg sync.WaitGroup // reader and writer
+	wg sync.WaitGroup // the supervisor and every session's reader and writer
+}
+
+// memory is what this member knows of the pool that a restarted server
+// needs to rebuild it: kept up to date from replies and events, sent when
+// the member rejoins. Guarded by Client.mu. Its maps are bounded by the
+// server's limits (a member cannot win, bind or draw more than the server
+// lets it).
+type memory struct {
+	epoch       uint64              // the run of the server joined last
+	restartable bool                // that server may be restarted: rejoin it when lost
+	won         map[string]struct{} // elections this member won
+	bound       map[string]string   // global names this member bound, to their ports
+	seqs        map[string]int64    // per sequence, one above the largest number drawn here
+	maxNumber   int                 // the highest member number heard of
+	lastSeq     uint64              // the highest event seq received
+	joinSeq     uint64              // the seq of this member's own Joined event
+	lastJoined  Event               // the latest Joined event (the own one, at join time)
 }
 
 // Join connects to the registry server at addr and joins the named pool.
 // While the server is not reachable yet, Join keeps dialling (with backoff)
 // until ctx ends or the WithDialTimeout limit passes, so processes started
-// together with their registry work. When Join returns, Members() already
-// holds every member present, this one included; the Joined events of the
-// earlier members and this member's own Joined event are the first events
+// together with their registry work; giving up, it returns an error
+// wrapping ErrRegistryLost and the context's error. While the pool is being
+// rebuilt after a restart of the server (or the server has just started and
+// waits for the pools of its previous run, see WithRecoveryWindow), Join
+// waits too, until ctx ends. When Join returns, Members() already holds
+// every member present, this one included; the Joined events of the earlier
+// members and this member's own Joined event are the first events
 // delivered. Other events from before the join (elections, signals) are
 // not replayed; ElectionResult and Lookup find their outcome.
 func Join(ctx context.Context, addr, pool string, opts ...Option) (*Client, error) {
@@ -95,41 +133,31 @@ func Join(ctx context.Context, addr, pool string, opts ...Option) (*Client, erro
 	if cfg.poolSize < 0 || cfg.poolSize > maxPoolSize {
 		return fail(fmt.Errorf("%w: pool size %d out of range [0, %d]", ErrInvalid, cfg.poolSize, maxPoolSize))
 	}
-	conn, err := dial(ctx, addr, cfg)
-	if err != nil {
-		return fail(err)
-	}
-	c := newClient(conn, cfg)
-	c.start()
-	rep, err := c.call(ctx, &message{
-		Kind:     kindJoin,
-		Version:  cfg.version,
-		Pool:     pool,
-		PoolSize: int64(cfg.poolSize),
-		Address:  cfg.address,
-		Tag:      cfg.tag,
-	})
-	if err == nil {
-		err = c.acceptJoin(rep)
-	}
+	c := newClient(addr, cfg)
+	go c.dispatch()
+	s, err := c.join(ctx, pool)
 	if err != nil {
 		c.shutdown(ErrClosed)
 		return fail(err)
 	}
+	c.mu.Lock()
+	c.sess = s
+	c.mu.Unlock()
+	c.wg.Add(1)
+	go c.supervise(s)
 	c.log.Debug("joined", zap.Stringer("member", c.id), zap.Int("poolSize", c.poolSize),
-		zap.Duration("heartbeat", c.heartbeat))
+		zap.Duration("heartbeat", c.HeartbeatInterval()))
 	return c, nil
 }
 
-func newClient(conn net.Conn, cfg clientConfig) *Client {
+func newClient(addr string, cfg clientConfig) *Client {
+	life, endLife := context.WithCancel(context.Background())
 	return &Client{
 		cfg:          cfg,
 		log:          cfg.logger.Named("registry-client"),
-		conn:         conn,
-		out:          make(chan []byte, 16),
-		cancels:      newFIFO[[]byte](),
-		startBeats:   make(chan time.Duration, 1),
-		pending:      make(map[uint64]chan *message),
+		addr:         addr,
+		life:         life,
+		endLife:      endLife,
 		leaveDone:    make(chan struct{}),
 		poolClosed:   make(chan struct{}),
 		termCh:       make(chan struct{}),
@@ -138,40 +166,92 @@ func newClient(conn net.Conn, cfg clientConfig) *Client {
 		stop:         make(chan struct{}),
 		dispatchDone: make(chan struct{}),
 		done:         make(chan struct{}),
+		mem: memory{
+			won:       make(map[string]struct{}),
+			bound:     make(map[string]string),
+			seqs:      make(map[string]int64),
+			maxNumber: -1,
+		},
 	}
 }
 
-// start runs the client's goroutines. Until acceptJoin announces the
-// heartbeat interval, the connection has one fixed read deadline, the
-// join reply timeout, which frames arriving before the reply (pings,
-// events) do not extend: a server that stops answering before the join
-// reply makes Join fail with ErrRegistryLost.
-func (c *Client) start() {
-	_ = c.conn.SetReadDeadline(time.Now().Add(c.cfg.joinTimeout))
-	c.wg.Add(2)
-	go c.readLoop()
-	go c.writeLoop()
-	go c.dispatch()
+// join makes the first join: it dials, sends the join and takes the reply,
+// trying again (on a new connection, after a back-off) while the server
+// answers that the pool is being rebuilt.
+func (c *Client) join(ctx context.Context, pool string) (*session, error) {
+	backoff := retryMinBackoff
+	for attempt := 1; ; attempt++ {
+		conn, err := dial(ctx, c.addr, c.cfg)
+		if err != nil {
+			return nil, err
+		}
+		s := c.newSession(conn)
+		s.start()
+		rep, err := c.callOn(ctx, s, &message{
+			Kind:     kindJoin,
+			Version:  c.cfg.version,
+			Pool:     pool,
+			PoolSize: int64(c.cfg.poolSize),
+			Address:  c.cfg.address,
+			Tag:      c.cfg.tag,
+		})
+		if err == nil {
+			if err = c.acceptJoin(s, rep, true); err == nil {
+				return s, nil
+			}
+		}
+		s.end(fmt.Errorf("join attempt failed: %w", ErrClosed))
+		if !isRecovering(err) {
+			return nil, err
+		}
+		c.log.Info("the pool is being rebuilt at the registry; waiting to join",
+			zap.Int("attempt", attempt), zap.Error(err))
+		if werr := sleep(ctx, backoff); werr != nil {
+			return nil, fmt.Errorf("waiting to join: %w (last answer: %w)", werr, err)
+		}
+		backoff = min(2*backoff, retryMaxBackoff)
+	}
 }
 
-// acceptJoin checks the join reply and takes over what the server said.
-func (c *Client) acceptJoin(rep *message) error {
+// isRecovering tells whether err is the server's answer that the pool is
+// being rebuilt, so a join should be tried again.
+func isRecovering(err error) bool {
+	var re *remoteError
+	return errors.As(err, &re) && re.code == codeRecovering
+}
+
+// acceptJoin checks a join reply and takes over what the server said. On
+// the first join it sets the member's identity; on a rejoin the server
+// must give back the identity asked for.
+func (c *Client) acceptJoin(s *session, rep *message, first bool) error {
 	hb := time.Duration(rep.Heartbeat)
 	if rep.Member == nil || hb < minHeartbeatInterval || hb > maxHeartbeatInterval ||
 		rep.MaxFrame <= 0 || rep.PoolSize < 0 || rep.PoolSize > maxPoolSize {
 		return fmt.Errorf("%w: invalid join reply (member %v, heartbeat %v, max frame %d, pool size %d)",
 			ErrProtocol, rep.Member, hb, rep.MaxFrame, rep.PoolSize)
 	}
-	c.id = *rep.Member
-	c.poolSize = int(rep.PoolSize)
-	c.heartbeat = hb
-	c.maxFrame = int(min(rep.MaxFrame, math.MaxInt32))
-	// The server pings every half interval; three intervals of silence
-	// mean it is gone even if the connection has not broken.
-	lost := 3 * c.heartbeat
-	c.readTimeout.Store(int64(lost))
-	_ = c.conn.SetReadDeadline(time.Now().Add(lost))
-	c.startBeats <- c.heartbeat / 2
+	c.mu.Lock()
+	if first {
+		c.id = *rep.Member
+		c.poolSize = int(rep.PoolSize)
+		if c.mem.lastJoined.Member == c.id {
+			c.mem.joinSeq = c.mem.lastJoined.Seq
+		}
+	} else if *rep.Member != c.id || int(rep.PoolSize) != c.poolSize {
+		c.mu.Unlock()
+		return fmt.Errorf("%w: rejoined as %v in a pool of size %d, but this member is %v in a pool of size %d",
+			ErrProtocol, *rep.Member, rep.PoolSize, c.id, c.poolSize)
+	}
+	s.epoch = rep.Epoch
+	s.restartable = rep.Flags&flagRestartable != 0
+	if first {
+		c.mem.epoch, c.mem.restartable = s.epoch, s.restartable
+	}
+	c.mem.maxNumber = max(c.mem.maxNumber, c.id.Number())
+	c.mu.Unlock()
+	c.heartbeat.Store(int64(hb))
+	c.maxFrame.Store(min(rep.MaxFrame, math.MaxInt32))
+	s.beginBeats(hb)
 	return nil
 }
 
@@ -194,7 +274,7 @@ func dial(ctx context.Context, addr string, cfg clientConfig) (net.Conn, error) 
 			return conn, nil
 		}
 		if ctx.Err() != nil {
-			return nil, fmt.Errorf("dial: gave up after %d attempts: %w (last error: %v)", attempt, ctx.Err(), err)
+			return nil, fmt.Errorf("%w: dial: gave up after %d attempts: %w (last error: %v)", ErrRegistryLost, attempt, ctx.Err(), err)
 		}
 		var addrErr *net.AddrError
 		if errors.As(err, &addrErr) {
@@ -207,23 +287,52 @@ func dial(ctx context.Context, addr string, cfg clientConfig) (net.Conn, error) 
 		case <-t.C:
 		case <-ctx.Done():
 			t.Stop()
-			return nil, fmt.Errorf("dial: gave up after %d attempts: %w (last error: %v)", attempt, ctx.Err(), err)
+			return nil, fmt.Errorf("%w: dial: gave up after %d attempts: %w (last error: %v)", ErrRegistryLost, attempt, ctx.Err(), err)
 		}
 		backoff = min(2*backoff, time.Second)
 	}
 }
 
+// sleep waits about d (jittered by up to a quarter) or until ctx ends,
+// whose error it then returns.
+func sleep(ctx context.Context, d time.Duration) error {
+	d += time.Duration(rand.Int64N(int64(d)/4 + 1))
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
 // finish ends the client once: it records why, wakes everything waiting on
-// Done and closes the connection (which ends the reader and the writer).
+// Done, stops reconnecting and closes the connection in use (which ends its
+// reader and writer).
 func (c *Client) finish(err error) {
 	c.endOnce.Do(func() {
+		c.mu.Lock()
 		c.err = err
+		c.ended = true
+		s := c.sess
+		c.mu.Unlock()
 		close(c.done)
-		_ = c.conn.Close()
-		if errors.Is(err, ErrRegistryLost) {
-			c.log.Warn("registry lost", zap.Error(err))
+		c.endLife()
+		if s != nil {
+			s.end(err)
 		}
 	})
+}
+
+// isDone reports whether the client has ended.
+func (c *Client) isDone() bool {
+	select {
+	case <-c.done:
+		return true
+	default:
+		return false
+	}
 }
 
 // shutdown ends the client and waits for its goroutines. The event
@@ -242,10 +351,13 @@ func (c *Client) shutdown(err error) {
 // Leave leaves the pool cleanly: the other members get a Left event, this
 // member's elections and bound names are released, and the client ends
 // (Err returns ErrClosed). Events not yet delivered are dropped. If ctx ends
-// first, the connection is closed anyway and the others see Died instead.
-// A Leave or Close while another Leave is under way waits (until ctx ends)
-// for that one to finish, so the others still see Left; it then returns an
-// error wrapping ErrClosed.
+// first, the connection is closed anyway and the others see Died instead;
+// so do they when Leave is called while the registry is lost (the member
+// cannot say goodbye to a server that is not there, and a restarted server
+// reports the members that do not come back as dead). A Leave or Close
+// while another Leave is under way waits (until ctx ends) for that one to
+// finish, so the others still see Left; it then returns an error wrapping
+// ErrClosed.
 func (c *Client) Leave(ctx context.Context) error {
 	c.mu.Lock()
 	if c.leaving {
@@ -270,8 +382,9 @@ func (c *Client) Leave(ctx context.Context) error {
 
 // Close leaves the pool (waiting at most a short time for the server to
 // confirm, or for a Leave or Close already under way) and releases
-// everything; it is idempotent, safe to call concurrently, and returns nil
-// when the client had already ended.
+// everything, reconnection attempts included; it is idempotent, safe to
+// call concurrently, and returns nil when the client had already ended or
+// the registry is lost.
 func (c *Client) Close() error {
 	select {
 	case <-c.done:
@@ -290,22 +403,28 @@ func (c *Client) Close() error {
 }
 
 // Done returns a channel that is closed when the client has ended: after
-// Leave or Close, or when the registry was lost.
+// Leave or Close, or when the registry was lost for good (see RegistryLost).
+// A registry lost for a while, which the client tries to rejoin, does not
+// end it.
 func (c *Client) Done() <-chan struct{} { return c.done }
 
-// Err says why the client ended: nil while it runs, ErrClosed after Leave
-// or Close, or an error wrapping ErrRegistryLost (and the cause) when the
-// connection to the server broke.
+// Err says why the client ended: nil while it runs (also while it tries
+// to rejoin a lost registry), ErrClosed after Leave or Close, or an error
+// wrapping ErrRegistryLost (and the cause) when the registry was lost for
+// good.
 func (c *Client) Err() error {
 	select {
 	case <-c.done:
+		c.mu.Lock()
+		defer c.mu.Unlock()
 		return c.err
 	default:
 		return nil
 	}
 }
 
-// Identity returns this member's Identifier.
+// Identity returns this member's Identifier. It stays the same when the
+// member rejoins a restarted server.
 func (c *Client) Identity() Identifier { return c.id }
 
 // PoolSize returns the closed-world size of the pool, or 0 for an open
@@ -314,17 +433,19 @@ func (c *Client) PoolSize() int { return c.poolSize }
 
 // HeartbeatInterval returns the failure-detection interval the server
 // announced.
-func (c *Client) HeartbeatInterval() time.Duration { return c.heartbeat }
+func (c *Client) HeartbeatInterval() time.Duration { return time.Duration(c.heartbeat.Load()) }
 
 // Events returns the channel on which events are delivered in order, when no
 // handler was given with WithEventHandler (with a handler, nothing is sent
 // on it). Events are queued without bound until received. The channel is
-// closed when the client ends: after Leave or Close at once, after a lost
-// registry once the events received before the loss have been delivered.
+// closed when the client ends: after Leave or Close at once, after a
+// registry lost for good once the events received before, and the last
+// RegistryLost event, have been delivered.
 func (c *Client) Events() <-chan Event { return c.events }
 
 // Members returns the current members of the pool in join order, this
-// member included, as known from the events received so far.
+// member included, as known from the events received so far. While the
+// registry is lost it is the last membership known.
 func (c *Client) Members() []Identifier {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -3,27 +3,36 @@ package registry
 import (
 	"context"
 	"fmt"
+	"math"
 )
 
-// call sends a request and waits for its reply. An error reply becomes an
-// error wrapping the matching sentinel. If ctx ends while a waiting request
-// (ElectionResult, Lookup) is parked at the server, the server is told to
-// forget it.
+// call sends a request on the client's connection and waits for its
+// reply. While the registry is lost it fails at once with an error
+// wrapping ErrRegistryLost; a loss while the call waits fails it the same
+// way.
 func (c *Client) call(ctx context.Context, req *message) (*message, error) {
-	select {
-	case <-c.done:
-		return nil, c.err
-	default:
+	s, err := c.current()
+	if err != nil {
+		return nil, err
 	}
+	return c.callOn(ctx, s, req)
+}
+
+// callOn sends a request on session s and waits for its reply. An error
+// reply becomes an error wrapping the matching sentinel. If ctx ends while
+// a waiting request (ElectionResult, Lookup) is parked at the server, the
+// server is told to forget it. If the session ends first, the call fails
+// with the session's error.
+func (c *Client) callOn(ctx context.Context, s *session, req *message) (*message, error) {
 	c.mu.Lock()
 	c.nextID++
 	id := c.nextID
 	ch := make(chan *message, 1)
-	c.pending[id] = ch
+	s.pending[id] = ch
 	c.mu.Unlock()
 	defer func() {
 		c.mu.Lock()
-		delete(c.pending, id)
+		delete(s.pending, id)
 		c.mu.Unlock()
 	}()
 
@@ -32,45 +41,50 @@ func (c *Client) call(ctx context.Context, req *message) (*message, error) {
 	if err != nil {
 		return nil, err
 	}
-	if c.maxFrame > 0 && len(frame)-frameHeaderSize > c.maxFrame {
+	if limit := c.maxFrame.Load(); limit > 0 && int64(len(frame)-frameHeaderSize) > limit {
 		return nil, fmt.Errorf("%w: %s request of %d bytes exceeds the server's maximum frame size of %d bytes",
-			ErrTooLarge, req.Kind, len(frame)-frameHeaderSize, c.maxFrame)
+			ErrTooLarge, req.Kind, len(frame)-frameHeaderSize, limit)
+	}
+	if req.Kind == kindResume {
+		s.resumeID.Store(id)
 	}
 	select {
-	case c.out <- frame:
+	case s.out <- frame:
 	case <-ctx.Done():
 		return nil, ctx.Err()
-	case <-c.done:
-		return nil, c.err
+	case <-s.done:
+		return nil, s.err
 	}
 	select {
 	case rep := <-ch:
 		if rep.Code != codeNone {
-			return nil, &remoteError{sentinel: rep.Code.sentinel(), msg: "registry: " + rep.Error}
+			return nil, &remoteError{sentinel: rep.Code.sentinel(), code: rep.Code, msg: "registry: " + rep.Error}
 		}
 		return rep, nil
 	case <-ctx.Done():
 		if req.Kind == kindElectionResult || req.Kind == kindLookup {
-			c.cancel(id)
+			s.cancel(id)
 		}
 		return nil, ctx.Err()
-	case <-c.done:
-		return nil, c.err
+	case <-s.done:
+		return nil, s.err
 	}
 }
 
-// cancel tells the server to forget waiting request id (best effort). It
-// never blocks: the frame goes on a queue of its own that the writer
-// drains, after the requests queued before it (see writeBatch), so the
-// cancel cannot overtake its request. The server must get it: it would
-// otherwise keep the request parked, counting towards this member's
-// limits, until the member leaves.
-func (c *Client) cancel(id uint64) {
-	frame, err := encodeFrame(&message{Kind: kindCancel, ID: id})
-	if err != nil {
-		return
+// current returns the session in use, or, when there is none, the error
+// that says why (the client ended, or the registry is lost).
+func (c *Client) current() (*session, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case c.ended:
+		return nil, c.err
+	case c.sess == nil && c.lost != nil:
+		return nil, c.lost
+	case c.sess == nil:
+		return nil, fmt.Errorf("%w: not connected", ErrRegistryLost)
 	}
-	c.cancels.push(frame)
+	return c.sess, nil
 }
 
 // checkName validates a name argument: not empty, not too long.
@@ -109,6 +123,11 @@ func (c *Client) Elect(ctx context.Context, election string) (Identifier, error)
 	if err == nil {
 		var id Identifier
 		if id, err = memberReply(rep); err == nil {
+			if id.ID == c.id.ID {
+				c.mu.Lock()
+				c.mem.won[election] = struct{}{}
+				c.mu.Unlock()
+			}
 			return id, nil
 		}
 	}
@@ -167,40 +186,48 @@ func (c *Client) Terminate(ctx context.Context) error {
 }
 
 // WaitUntilTerminated blocks until some member has terminated the pool.
+// It fails with ErrRegistryLost if the registry is lost before (or while
+// it waits).
 func (c *Client) WaitUntilTerminated(ctx context.Context) error {
-	select {
-	case <-c.termCh:
-		return nil
-	default:
+	if err := c.waitFor(ctx, c.termCh); err != nil {
+		return fmt.Errorf("wait until pool %q terminated: %w", c.id.Pool, err)
 	}
-	select {
-	case <-c.termCh:
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("wait until pool %q terminated: %w", c.id.Pool, ctx.Err())
-	case <-c.done:
-		return fmt.Errorf("wait until pool %q terminated: %w", c.id.Pool, c.err)
-	}
+	return nil
 }
 
 // WaitUntilPoolClosed blocks until the closed-world pool has all its
 // members. In an open-world pool it fails at once with ErrNotClosedWorld.
+// It fails with ErrRegistryLost if the registry is lost before (or while
+// it waits).
 func (c *Client) WaitUntilPoolClosed(ctx context.Context) error {
 	if c.poolSize == 0 {
 		return fmt.Errorf("wait until pool %q closed: %w", c.id.Pool, ErrNotClosedWorld)
 	}
+	if err := c.waitFor(ctx, c.poolClosed); err != nil {
+		return fmt.Errorf("wait until pool %q closed: %w", c.id.Pool, err)
+	}
+	return nil
+}
+
+// waitFor waits until ch is closed by an event, ctx ends, or the session in
+// use ends (the registry was lost or the client closed).
+func (c *Client) waitFor(ctx context.Context, ch <-chan struct{}) error {
 	select {
-	case <-c.poolClosed:
+	case <-ch:
 		return nil
 	default:
 	}
+	s, err := c.current()
+	if err != nil {
+		return err
+	}
 	select {
-	case <-c.poolClosed:
+	case <-ch:
 		return nil
 	case <-ctx.Done():
-		return fmt.Errorf("wait until pool %q closed: %w", c.id.Pool, ctx.Err())
-	case <-c.done:
-		return fmt.Errorf("wait until pool %q closed: %w", c.id.Pool, c.err)
+		return ctx.Err()
+	case <-s.done:
+		return s.err
 	}
 }
 
@@ -213,6 +240,11 @@ func (c *Client) Sequence(ctx context.Context, name string) (int64, error) {
 	rep, err := c.call(ctx, &message{Kind: kindSequence, Name: name})
 	if err != nil {
 		return 0, fmt.Errorf("sequence %q: %w", name, err)
+	}
+	if rep.Value >= 0 && rep.Value < math.MaxInt64 {
+		c.mu.Lock()
+		c.mem.seqs[name] = max(c.mem.seqs[name], rep.Value+1)
+		c.mu.Unlock()
 	}
 	return rep.Value, nil
 }
@@ -231,6 +263,9 @@ func (c *Client) Bind(ctx context.Context, name, port string) error {
 	if _, err := c.call(ctx, &message{Kind: kindBind, Name: name, Port: port}); err != nil {
 		return fmt.Errorf("bind %q: %w", name, err)
 	}
+	c.mu.Lock()
+	c.mem.bound[name] = port
+	c.mu.Unlock()
 	return nil
 }
 
@@ -256,6 +291,12 @@ func (c *Client) Unbind(ctx context.Context, name string) error {
 	if err := checkName("global name", name); err != nil {
 		return fmt.Errorf("unbind %q: %w", name, err)
 	}
+	// Forgotten here whatever the answer: a binding whose Unbind failed
+	// because the registry was lost must not come back when this member
+	// rejoins a restarted server.
+	c.mu.Lock()
+	delete(c.mem.bound, name)
+	c.mu.Unlock()
 	if _, err := c.call(ctx, &message{Kind: kindUnbind, Name: name}); err != nil {
 		return fmt.Errorf("unbind %q: %w", name, err)
 	}

@@ -66,8 +66,7 @@ func TestCancelDoesNotBlockAndFollowsItsRequest(t *testing.T) {
 	defer srvEnd.Close()
 	cfg := defaultClientConfig()
 	cfg.joinTimeout = time.Hour // the fake server never replies
-	c := newClient(cliEnd, cfg)
-	c.start()
+	c, sess := newTestClient(cliEnd, cfg)
 	defer c.shutdown(ErrClosed)
 	if err := srvEnd.SetDeadline(time.Now().Add(internalTimeout)); err != nil {
 		t.Fatal(err)
@@ -95,11 +94,11 @@ func TestCancelDoesNotBlockAndFollowsItsRequest(t *testing.T) {
 		_, _, err := c.Lookup(lctx, "name")
 		lookupDone <- err
 	}()
-	waitFor(t, "lookup queued", func() bool { return len(c.out) == 1 })
-	for range cap(c.out) + 2 {
+	waitFor(t, "lookup queued", func() bool { return len(sess.out) == 1 })
+	for range cap(sess.out) + 2 {
 		wg.Go(func() { _, _ = c.Sequence(ctx, big) })
 	}
-	waitFor(t, "request queue full", func() bool { return len(c.out) == cap(c.out) })
+	waitFor(t, "request queue full", func() bool { return len(sess.out) == cap(sess.out) })
 
 	lcancel()
 	select {
@@ -137,6 +136,18 @@ func TestCancelDoesNotBlockAndFollowsItsRequest(t *testing.T) {
 	}
 }
 
+// newTestClient makes a client whose one session runs over conn, as if it
+// had joined, without a supervisor: when the session ends, nothing
+// reconnects.
+func newTestClient(conn net.Conn, cfg clientConfig) (*Client, *session) {
+	c := newClient("test", cfg)
+	go c.dispatch()
+	s := c.newSession(conn)
+	s.start()
+	c.sess = s
+	return c, s
+}
+
 // waitFor polls cond until it holds, for state without an event to wait on.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
@@ -152,7 +163,8 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // writeBatch writes the cancels it took after every request queued before
 // them, even when the writer wakes for the cancel first.
 func TestWriteBatchPutsCancelsLast(t *testing.T) {
-	c := newClient(nil, defaultClientConfig())
+	c := newClient("test", defaultClientConfig())
+	s := c.newSession(nil)
 	frame := func(m *message) []byte {
 		f, err := encodeFrame(m)
 		if err != nil {
@@ -160,12 +172,12 @@ func TestWriteBatchPutsCancelsLast(t *testing.T) {
 		}
 		return f
 	}
-	c.out <- frame(&message{Kind: kindLookup, ID: 1, Name: "a"})
-	c.out <- frame(&message{Kind: kindSequence, ID: 2, Name: "b"})
-	c.cancels.push(frame(&message{Kind: kindCancel, ID: 1}))
+	s.out <- frame(&message{Kind: kindLookup, ID: 1, Name: "a"})
+	s.out <- frame(&message{Kind: kindSequence, ID: 2, Name: "b"})
+	s.cancels.push(frame(&message{Kind: kindCancel, ID: 1}))
 	var buf strings.Builder
 	bw := bufio.NewWriter(&buf)
-	if err := c.writeBatch(bw, nil); err != nil {
+	if err := s.writeBatch(bw, nil); err != nil {
 		t.Fatal(err)
 	}
 	r := strings.NewReader(buf.String())

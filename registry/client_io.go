@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -16,22 +19,98 @@ import (
 // heartbeat interval.
 const writeTimeoutBeforeJoin = 4 * DefaultHeartbeatInterval
 
-// readLoop reads frames from the server until the connection ends, then
-// ends the client with ErrRegistryLost (unless it already ended) and lets
-// the dispatcher deliver what was received.
-func (c *Client) readLoop() {
-	defer c.wg.Done()
-	err := c.readFrames()
-	c.finish(fmt.Errorf("%w: %w", ErrRegistryLost, err))
-	c.queue.close()
+// session is one connection of a client to a server: a reader goroutine
+// that hands replies to their calls and events to the client, and a writer
+// goroutine that sends requests and heartbeats. A client has one session
+// while it is connected, and makes a new one for each attempt to rejoin a
+// lost server. Its requests are answered on it or not at all: when it
+// ends, the calls waiting on it fail with its error.
+type session struct {
+	c           *Client
+	conn        net.Conn
+	out         chan []byte        // frames for the writer
+	cancels     *fifo[[]byte]      // cancel frames for the writer; never blocks
+	startBeats  chan time.Duration // tells the writer the heartbeat period
+	readTimeout atomic.Int64       // reader's deadline in ns; 0 until joined
+	pending     map[uint64]chan *message
+	// resumeID is the id of this session's resume request: the reply to it
+	// makes the session the client's own again (see Client.restored).
+	resumeID atomic.Uint64
+	// epoch and restartable are what the server of a rejoin said; they
+	// become the client's once the rejoin is complete, so that a rejoin
+	// cut short is tried again as coming from the lost server's run.
+	// Guarded by Client.mu.
+	epoch       uint64
+	restartable bool
+
+	done    chan struct{}
+	endOnce sync.Once
+	err     error // why the session ended; set before done closes
 }
 
-func (c *Client) readFrames() error {
-	br := bufio.NewReaderSize(c.conn, 4096)
+func (c *Client) newSession(conn net.Conn) *session {
+	return &session{
+		c:          c,
+		conn:       conn,
+		out:        make(chan []byte, 16),
+		cancels:    newFIFO[[]byte](),
+		startBeats: make(chan time.Duration, 1),
+		pending:    make(map[uint64]chan *message),
+		done:       make(chan struct{}),
+	}
+}
+
+// start runs the session's goroutines. Until beginBeats announces the
+// heartbeat interval, the connection has one fixed read deadline, the
+// join reply timeout, which frames arriving before the reply (pings,
+// events) do not extend: a server that stops answering before the join
+// reply makes the join fail with ErrRegistryLost.
+func (s *session) start() {
+	_ = s.conn.SetReadDeadline(time.Now().Add(s.c.cfg.joinTimeout))
+	s.c.wg.Add(2)
+	go s.readLoop()
+	go s.writeLoop()
+}
+
+// beginBeats switches the session to the heartbeat interval hb the server
+// announced: heartbeats every hb/2, and the server taken for lost after
+// three intervals of silence (it pings every hb/2).
+func (s *session) beginBeats(hb time.Duration) {
+	lost := 3 * hb
+	s.readTimeout.Store(int64(lost))
+	_ = s.conn.SetReadDeadline(time.Now().Add(lost))
+	select {
+	case s.startBeats <- hb / 2:
+	default: // already started (a session is accepted once)
+	}
+}
+
+// end ends the session once, recording why, and closes its connection,
+// which ends its reader and writer.
+func (s *session) end(err error) {
+	s.endOnce.Do(func() {
+		s.err = err
+		close(s.done)
+		_ = s.conn.Close()
+	})
+}
+
+// readLoop reads frames from the server until the connection ends, then
+// ends the session with ErrRegistryLost (unless it already ended); the
+// client's supervisor takes it from there.
+func (s *session) readLoop() {
+	defer s.c.wg.Done()
+	err := s.readFrames()
+	s.end(fmt.Errorf("%w: %w", ErrRegistryLost, err))
+}
+
+func (s *session) readFrames() error {
+	c := s.c
+	br := bufio.NewReaderSize(s.conn, 4096)
 	var buf []byte
 	for {
-		if t := time.Duration(c.readTimeout.Load()); t > 0 {
-			if err := c.conn.SetReadDeadline(time.Now().Add(t)); err != nil {
+		if t := time.Duration(s.readTimeout.Load()); t > 0 {
+			if err := s.conn.SetReadDeadline(time.Now().Add(t)); err != nil {
 				return fmt.Errorf("set read deadline: %w", err)
 			}
 		}
@@ -40,7 +119,7 @@ func (c *Client) readFrames() error {
 		case errors.Is(err, io.EOF):
 			return fmt.Errorf("server closed the connection: %w", err)
 		case errors.Is(err, os.ErrDeadlineExceeded):
-			if t := time.Duration(c.readTimeout.Load()); t > 0 {
+			if t := time.Duration(s.readTimeout.Load()); t > 0 {
 				return fmt.Errorf("nothing heard from the server for %v: %w", t, err)
 			}
 			return fmt.Errorf("no join reply from the server within %v: %w", c.cfg.joinTimeout, err)
@@ -54,7 +133,7 @@ func (c *Client) readFrames() error {
 		}
 		switch m.Kind {
 		case kindReply:
-			c.deliver(m)
+			c.deliver(s, m)
 		case kindEvent:
 			if m.Event == nil {
 				return fmt.Errorf("%w: event message without an event", ErrProtocol)
@@ -68,11 +147,17 @@ func (c *Client) readFrames() error {
 }
 
 // deliver hands a reply to the call waiting for it. A reply nobody waits
-// for (its call gave up) is dropped.
-func (c *Client) deliver(m *message) {
+// for (its call gave up) is dropped. The reply to a resume makes the
+// session the client's own before anything read after it is handled, so
+// that RegistryRestored comes after the events the server sent before the
+// reply and before those it sent after.
+func (c *Client) deliver(s *session, m *message) {
+	if id := s.resumeID.Load(); id != 0 && m.ID == id && m.Code == codeNone {
+		c.restored(s)
+	}
 	c.mu.Lock()
-	ch, ok := c.pending[m.ID]
-	delete(c.pending, m.ID)
+	ch, ok := s.pending[m.ID]
+	delete(s.pending, m.ID)
 	c.mu.Unlock()
 	if !ok {
 		c.log.Debug("dropping reply to an abandoned request", zap.Uint64("id", m.ID))
@@ -83,39 +168,65 @@ func (c *Client) deliver(m *message) {
 
 // applyEvent updates the membership and pool state, then queues the event
 // for the application. State first, so that Members() and the Wait methods
-// are never behind the events the application has seen.
+// are never behind the events the application has seen. Events that
+// repeat what the member already knows (a Joined of a member it lists, a
+// Left or Died of one it does not, a second PoolClosed or Terminated) are
+// not delivered: a server sends them only when it replays a pool's events
+// to a member that rejoins it after a restart.
 func (c *Client) applyEvent(ev Event) {
 	c.mu.Lock()
+	deliver := true
+	c.mem.lastSeq = max(c.mem.lastSeq, ev.Seq)
+	c.mem.maxNumber = max(c.mem.maxNumber, ev.Member.Number())
+	member := func(m Identifier) bool { return m.ID == ev.Member.ID }
 	switch ev.Type {
 	case Joined:
-		if !slices.Contains(c.members, ev.Member) {
+		c.mem.lastJoined = ev
+		if slices.ContainsFunc(c.members, member) {
+			deliver = false
+		} else {
 			c.members = append(c.members, ev.Member)
 		}
 	case Left, Died:
-		c.members = slices.DeleteFunc(c.members, func(m Identifier) bool { return m.ID == ev.Member.ID })
+		if slices.ContainsFunc(c.members, member) {
+			c.members = slices.DeleteFunc(c.members, member)
+		} else {
+			deliver = false
+		}
+	case Elected:
+		if c.id.ID != "" && ev.Member.ID == c.id.ID {
+			c.mem.won[ev.Name] = struct{}{}
+		}
 	case PoolClosed:
-		if !c.closedPool {
+		if c.closedPool {
+			deliver = false
+		} else {
 			c.closedPool = true
 			close(c.poolClosed)
 		}
 	case Terminated:
-		if !c.terminated {
+		if c.terminated {
+			deliver = false
+		} else {
 			c.terminated = true
+			c.terminator = ev.Member
 			close(c.termCh)
 		}
 	}
 	c.mu.Unlock()
-	c.queue.push(ev)
+	if deliver {
+		c.queue.push(ev)
+	}
 }
 
 // writeLoop writes request frames and, once joined, a heartbeat every half
 // heartbeat interval.
-func (c *Client) writeLoop() {
-	defer c.wg.Done()
-	bw := bufio.NewWriterSize(c.conn, 8<<10)
+func (s *session) writeLoop() {
+	defer s.c.wg.Done()
+	bw := bufio.NewWriterSize(s.conn, 8<<10)
 	beat, err := encodeFrame(&message{Kind: kindHeartbeat})
 	if err != nil {
-		c.finish(fmt.Errorf("%w: %w", ErrRegistryLost, err))
+		s.end(fmt.Errorf("%w: %w", ErrRegistryLost, err))
 		return
 	}
 	var ticker *time.Ticker
@@ -129,24 +240,24 @@ func (c *Client) writeLoop() {
 	for {
 		var frame []byte
 		select {
-		case frame = <-c.out:
-		case <-c.cancels.wake:
-		case period := <-c.startBeats:
+		case frame = <-s.out:
+		case <-s.cancels.wake:
+		case period := <-s.startBeats:
 			ticker = time.NewTicker(period)
 			tick = ticker.C
 			writeTimeout = 8 * period
 			continue
 		case <-tick:
 			frame = beat
-		case <-c.done:
+		case <-s.done:
 			return
 		}
-		if err := c.conn.SetWriteDeadline(time.Now().Add(writeTimeout)); err != nil {
-			c.finish(fmt.Errorf("%w: set write deadline: %w", ErrRegistryLost, err))
+		if err := s.conn.SetWriteDeadline(time.Now().Add(writeTimeout)); err != nil {
+			s.end(fmt.Errorf("%w: set write deadline: %w", ErrRegistryLost, err))
 			return
 		}
-		if err := c.writeBatch(bw, frame); err != nil {
-			c.finish(fmt.Errorf("%w: write: %w", ErrRegistryLost, err))
+		if err := s.writeBatch(bw, frame); err != nil {
+			s.end(fmt.Errorf("%w: write: %w", ErrRegistryLost, err))
 			return
 		}
 	}
@@ -154,10 +265,10 @@ func (c *Client) writeLoop() {
 
 // writeBatch writes frame (if any) and whatever else is queued, then
 // flushes. Cancels are taken first and written last: a cancel is queued
-// only after its request went into c.out, so once c.out has been drained
+// only after its request went into s.out, so once s.out has been drained
 // every request a taken cancel refers to has been written before it.
-func (c *Client) writeBatch(bw *bufio.Writer, frame []byte) error {
-	cancels, _ := c.cancels.take(nil)
+func (s *session) writeBatch(bw *bufio.Writer, frame []byte) error {
+	cancels, _ := s.cancels.take(nil)
 	for drained := false; !drained; {
 		if frame != nil {
 			if _, err := bw.Write(frame); err != nil {
@@ -165,7 +276,7 @@ func (c *Client) writeBatch(bw *bufio.Writer, frame []byte) error {
 			}
 		}
 		select {
-		case frame = <-c.out:
+		case frame = <-s.out:
 		default:
 			drained = true
 		}
@@ -176,6 +287,20 @@ func (c *Client) writeBatch(bw *bufio.Writer, frame []byte) error {
 		}
 	}
 	return bw.Flush()
+}
+
+// cancel tells the server to forget waiting request id (best effort). It
+// never blocks: the frame goes on a queue of its own that the writer
+// drains, after the requests queued before it (see writeBatch), so the
+// cancel cannot overtake its request. The server must get it: it would
+// otherwise keep the request parked, counting towards this member's
+// limits, until the member leaves.
+func (s *session) cancel(id uint64) {
+	frame, err := encodeFrame(&message{Kind: kindCancel, ID: id})
+	if err != nil {
+		return
+	}
+	s.cancels.push(frame)
 }
 
 // dispatch delivers queued events in order to the handler or the Events

@@ -25,8 +25,9 @@
 // from it for 1.5*I, so every other member hears of a crashed (even
 // SIGKILLed, or silently partitioned) member within 2*I. The server sends a
 // ping every I/2 too; a client that hears nothing for 3*I, or whose
-// connection breaks, ends with ErrRegistryLost, and so do all its blocking
-// calls.
+// connection breaks, has lost the registry: its calls fail with
+// ErrRegistryLost, and it either gives up or tries to rejoin (see Registry
+// restarts).
 //
 // A member that leaves or dies loses the elections it won (a later Elect can
 // win anew), its bound names, and its waiting requests. A pool whose last
@@ -37,6 +38,53 @@
 // makes Join fail with ErrRegistryLost. Two Close calls (or Leave and Close)
 // at once are safe: the later one waits, as briefly as Close does, for the
 // leave under way, so the others see Left rather than Died.
+//
+// # Registry restarts
+//
+// The registry is a failure domain of its own: losing it ends no member. A
+// client that loses its server delivers a RegistryLost event (Name says
+// why), fails every call with ErrRegistryLost from then on, and keeps the
+// last membership it knew. What follows depends on the server it lost,
+// which said so in the join reply:
+//
+//   - A server that can be restarted (NewServer, as cmd/ibis-registry runs
+//     it: WithRestartable) is dialled again at the same address, with
+//     back-off (from 20ms, doubling, at most a second apart), until the
+//     client rejoins, Close ends the attempts, or WithReconnectTimeout (10
+//     minutes) passes. The client rejoins with its own Identifier, tells
+//     the server the elections it won, the global names it bound, the
+//     sequence numbers it drew and the members it knows, and delivers
+//     RegistryRestored once the pool is whole again.
+//   - An embedded server (StartEmbedded) ends with its process and cannot
+//     come back: the client gives up at once.
+//
+// Giving up (also when the reconnect limit passes, or when the restarted
+// server refuses the member) is a last RegistryLost event whose Name begins
+// with LostForGood; then the client ends (Done, Err).
+//
+// A restarted server knows nothing and rebuilds each pool from the members
+// that come back. The first one to rejoin creates the pool in a recovering
+// state, which ends as soon as every member that a returning member knows
+// of is back, or else once no member came back for the recovery grace
+// period (WithRecoveryGrace, 10s): the members still missing are then
+// declared dead, and everyone hears Died for them, before RegistryRestored.
+// A member that has missed the Joined events of members that joined just
+// before the server died hears them then, with their first numbers; seq
+// numbers go on above the highest any returning member had seen. Member
+// numbers are never handed out twice: newcomers get numbers above every
+// number the returning members heard of. While a pool is recovering,
+// newcomers wait (Join retries until its context ends), and so do, for the
+// recovery window after the server starts (WithRecoveryWindow; 3s in
+// cmd/ibis-registry), newcomers of pools the server does not know yet: such
+// a pool may be on its way back. A member that comes back after its pool
+// was rebuilt without it (it was declared dead), or to a server that has
+// run all along (which declared it dead when its connection broke), is
+// refused and gives up. What is not rebuilt: the requests that were
+// waiting (ElectionResult and Lookup calls fail with ErrRegistryLost and
+// are to be made again), pool events that a returning member missed
+// (other than Joined, Died, PoolClosed and Terminated, which are made up
+// for), and sequence numbers drawn only by members that did not come back
+// (they may be drawn again).
 //
 // # Limits
 //
@@ -81,7 +129,10 @@
 //	k    uint    message kind (below)
 //	i    uint    request id, chosen by the client, unique per connection and
 //	             non-zero; a reply carries the id of its request
-//	v    uint    protocol version (join); ProtocolVersion, currently 1
+//	v    uint    protocol version (join); ProtocolVersion, currently 2. A
+//	             server serves MinProtocolVersion (1) to ProtocolVersion;
+//	             version 1 has no rejoin (the keys and kinds below marked
+//	             v2)
 //	p    str     pool name (join)
 //	n    int     closed-world pool size, 0 = open world (join, join reply)
 //	a    str     member address (join)
@@ -97,11 +148,26 @@
 //	f    int     the server's maximum frame size (join reply)
 //	c    uint    error code of an error reply (below)
 //	err  str     what went wrong (error reply)
+//	r    ident   v2: the identity a member rejoins with (join)
+//	ep   uint    v2: the server's run (join reply): random, never 0; in a
+//	             rejoin, the run of the server that was lost
+//	fl   uint    v2: flags. Join reply: 1 = restartable (a client that
+//	             loses the server tries to rejoin it). Resume: 2 = saw
+//	             PoolClosed, 4 = saw Terminated (m: who terminated)
+//	rm   [ident] v2: members the rejoining member knows (restore)
+//	re   [str]   v2: elections it won (restore)
+//	rb   [[str, str]] v2: global names it bound, with their ports (restore)
+//	rq   [[str, int]] v2: per sequence, one above the largest number it
+//	             drew (restore)
+//	ls   uint    v2: the highest event seq it received (resume)
+//	nx   uint    v2: one above the highest member number it heard of (resume)
+//	js   uint    v2: the seq of its own Joined event (resume)
 //
 // An ident is the array [pool, id, address, tag] of four strings. An event
 // is the array [seq uint, type int, member ident, name str] with the type
-// numbered as EventType (Joined = 1 ... Terminated = 7). Strings are at most
-// MaxStringLength bytes.
+// numbered as EventType (Joined = 1 ... Terminated = 7; RegistryLost and
+// RegistryRestored are never sent). Strings are at most MaxStringLength
+// bytes; each list of a restore message holds at most 4096 items.
 //
 // Message kinds, client to server (all but heartbeat and cancel get exactly
 // one reply):
@@ -124,6 +190,21 @@
 //	12 cancel           i = id of a waiting election-result or lookup that
 //	                    the client gave up on, sent after that request.
 //	                    No reply.
+//	13 restore          v2, after a rejoin: rm, re, rb, rq (any of them;
+//	                    several restore messages when they do not fit one
+//	                    frame). Reply. Claims that conflict with the pool or
+//	                    exceed a limit are dropped (and logged).
+//	14 resume           v2, ends a rejoin: ls, nx, js, fl, m. Reply when the
+//	                    pool is whole again; before it, the events the
+//	                    member missed.
+//
+// A rejoin is a join (kind 1) with r and ep. The server refuses it with
+// error 4 when ep is its own run (the member's connection to this very
+// server broke: it was declared dead) or when the pool exists and is not
+// recovering (it carries on without the member); otherwise it takes the
+// identity back, creating the recovering pool if needed. Until its resume
+// is answered the member may only restore, resume, heartbeat or leave;
+// other requests get error 11.
 //
 // Server to client:
 //
@@ -136,7 +217,9 @@
 // (ErrPoolClosed), 4 not a member (ErrNotMember), 5 pool size mismatch
 // (ErrPoolSize), 6 already bound (ErrAlreadyBound), 7 not bound
 // (ErrNotBound), 8 invalid argument (ErrInvalid), 9 a limit of the server
-// reached (ErrTooManyRequests; see Limits), 10 server closing (ErrClosed).
+// reached (ErrTooManyRequests; see Limits), 10 server closing (ErrClosed),
+// 11 (v2) the pool is being rebuilt, or the server is in its recovery
+// window: try the join again later (ErrRegistryLost for other requests).
 //
 // A request other than join on a connection that has not joined gets error
 // 4. A message the server cannot decode, a frame that breaks the length

@@ -10,9 +10,13 @@ var (
 	// already has all its members, or because the pool has been terminated.
 	ErrPoolClosed = errors.New("registry: pool closed")
 
-	// ErrRegistryLost means the connection to the registry server broke (or
-	// the server stopped answering). The client has ended; the error wraps
-	// the underlying cause.
+	// ErrRegistryLost means the registry server cannot be reached: the
+	// connection to it broke or it stopped answering (then the error wraps
+	// the cause), it was never reached (Join gave up dialling), or the pool
+	// is being rebuilt after a restart of the server. While a client tries
+	// to rejoin a restarted server every call fails with it at once; after
+	// a RegistryLost event whose Name begins with LostForGood the client
+	// has ended and Err returns it.
 	ErrRegistryLost = errors.New("registry: connection to the registry lost")
 
 	// ErrClosed means the client has left the pool (Leave or Close) and can
@@ -67,6 +71,7 @@ var (
 // server's explanation and unwraps to the matching sentinel.
 type remoteError struct {
 	sentinel error
+	code     errCode
 	msg      string
 }
 

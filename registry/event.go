@@ -23,6 +23,35 @@ const (
 	PoolClosed
 	// Terminated: Member ended the run of the pool (Terminate).
 	Terminated
+	// RegistryLost: this member lost its connection to the registry server
+	// (it broke, or the server stopped answering). It is not one of the
+	// pool's events but this member's own news: Seq is 0 and Member is
+	// this member. Name says why and what happens next: it begins with
+	// LostReconnecting while the client tries to rejoin a restarted server
+	// (with back-off, until Close or the reconnect limit), or with
+	// LostForGood when the client has given up and ended (the server
+	// cannot be restarted, the limit passed, or the restarted server no
+	// longer counts this member in its pool). Until RegistryRestored every
+	// call that needs the server fails with ErrRegistryLost; Members keeps
+	// the last membership known.
+	RegistryLost
+	// RegistryRestored: this member is back in its pool at a restarted
+	// server, with the same Identifier, its elections won, its global
+	// names and the pool's sequences; members that did not come back are
+	// reported Died (after the server's recovery grace period), members
+	// this one had not heard of are reported Joined, both before this
+	// event. Seq is 0 and Member is this member.
+	RegistryRestored
+)
+
+// Prefixes of the Name of a RegistryLost event.
+const (
+	// LostReconnecting starts the Name of a RegistryLost event after which
+	// the client tries to reconnect.
+	LostReconnecting = "reconnecting: "
+	// LostForGood starts the Name of a RegistryLost event after which the
+	// client has ended: registry calls fail with ErrRegistryLost for good.
+	LostForGood = "for good: "
 )
 
 var eventTypeNames = [...]string{
@@ -33,16 +62,21 @@ var eventTypeNames = [...]string{
 	Elected:    "Elected",
 	PoolClosed: "PoolClosed",
 	Terminated: "Terminated",
+
+	RegistryLost:     "RegistryLost",
+	RegistryRestored: "RegistryRestored",
 }
 
 // String returns the name of the event type, such as "Joined".
 func (t EventType) String() string {
-	if t.valid() {
+	if t >= Joined && t <= RegistryRestored {
 		return eventTypeNames[t]
 	}
 	return fmt.Sprintf("EventType(%d)", int(t))
 }
 
+// valid reports whether t is a pool event, one a server may send: the
+// RegistryLost and RegistryRestored events are made by the client itself.
 func (t EventType) valid() bool { return t >= Joined && t <= Terminated }
 
 // Event is one entry of a pool's totally ordered event list. All members see

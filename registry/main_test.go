@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"testing"
 	"time"
@@ -20,13 +21,58 @@ import (
 const (
 	childAddrEnv = "IBIS_REGISTRY_TEST_CHILD_ADDR"
 	childPoolEnv = "IBIS_REGISTRY_TEST_CHILD_POOL"
+	// serverAddrEnv makes the test binary a registry server listening on
+	// the address it names (see TestCrossProcessRegistryRestart);
+	// serverGraceEnv sets its recovery grace period.
+	serverAddrEnv  = "IBIS_REGISTRY_TEST_SERVER_ADDR"
+	serverGraceEnv = "IBIS_REGISTRY_TEST_SERVER_GRACE"
 )
 
 func TestMain(m *testing.M) {
 	if addr := os.Getenv(childAddrEnv); addr != "" {
 		os.Exit(runChild(addr, os.Getenv(childPoolEnv)))
 	}
+	if addr := os.Getenv(serverAddrEnv); addr != "" {
+		os.Exit(runServer(addr, os.Getenv(serverGraceEnv)))
+	}
 	goleak.VerifyTestMain(m)
+}
+
+// runServer is the body of a server child process: a stand-alone
+// (restartable) registry on addr that says where it listens and serves
+// until it is killed, or, should the parent vanish, for a few minutes.
+func runServer(addr, grace string) int {
+	var opts []registry.ServerOption
+	if grace != "" {
+		d, err := time.ParseDuration(grace)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "server:", err)
+			return 2
+		}
+		opts = append(opts, registry.WithRecoveryGrace(d))
+	}
+	logger, err := zap.NewDevelopment()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "server:", err)
+		return 2
+	}
+	opts = append(opts, registry.WithServerLogger(logger))
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "server:", err)
+		return 2
+	}
+	s := registry.NewServer(opts...)
+	fmt.Println("serving", ln.Addr())
+	go func() {
+		time.Sleep(5 * time.Minute)
+		_ = s.Close()
+	}()
+	if err := s.Serve(ln); err != nil {
+		fmt.Fprintln(os.Stderr, "server:", err)
+		return 1
+	}
+	return 0
 }
 
 // runChild is the body of the child process: join the pool, say so, and

@@ -10,18 +10,28 @@ import (
 type Option func(*clientConfig)
 
 type clientConfig struct {
-	poolSize    int
-	address     string
-	tag         string
-	logger      *zap.Logger
-	handler     func(Event)
-	dialTimeout time.Duration
-	version     uint64        // protocol version sent; tests change it
-	joinTimeout time.Duration // wait for the join reply; tests shorten it
+	poolSize         int
+	address          string
+	tag              string
+	logger           *zap.Logger
+	handler          func(Event)
+	dialTimeout      time.Duration
+	reconnectTimeout time.Duration // < 0: never reconnect
+	version          uint64        // protocol version sent; tests change it
+	joinTimeout      time.Duration // wait for the join reply; tests shorten it
+	// beforeRejoin, when set, runs before every reconnection attempt; tests
+	// use it to hold a member back.
+	beforeRejoin func()
 }
 
+// DefaultReconnectTimeout is how long a client that lost a restartable
+// registry server keeps trying to rejoin it, unless WithReconnectTimeout
+// says otherwise.
+const DefaultReconnectTimeout = 10 * time.Minute
+
 func defaultClientConfig() clientConfig {
-	return clientConfig{logger: zap.NewNop(), version: ProtocolVersion, joinTimeout: joinReplyTimeout}
+	return clientConfig{logger: zap.NewNop(), version: ProtocolVersion, joinTimeout: joinReplyTimeout,
+		reconnectTimeout: DefaultReconnectTimeout}
 }
 
 // WithPoolSize makes the pool a closed world of n members: it closes (a
@@ -70,4 +80,20 @@ func WithEventHandler(h func(Event)) Option {
 // default, means until the context of Join ends.
 func WithDialTimeout(d time.Duration) Option {
 	return func(c *clientConfig) { c.dialTimeout = d }
+}
+
+// WithReconnectTimeout bounds how long the client tries to rejoin its pool
+// after it lost a registry server that may be restarted (a stand-alone
+// ibis-registry; an embedded server is never waited for): attempts start at
+// once and back off up to a second apart, for at most d in all (default
+// DefaultReconnectTimeout); then the client gives up and ends. A negative d
+// turns reconnecting off: the client ends as soon as the registry is lost.
+// Close ends the attempts at any time.
+func WithReconnectTimeout(d time.Duration) Option {
+	return func(c *clientConfig) {
+		if d == 0 {
+			d = DefaultReconnectTimeout
+		}
+		c.reconnectTimeout = d
+	}
 }

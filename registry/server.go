@@ -3,6 +3,7 @@ package registry
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -19,9 +20,15 @@ type Server struct {
 	cfg  serverConfig
 	log  *zap.Logger
 	quit chan struct{} // closed by Close
+	// epoch names this run of the server (random, never 0). Clients keep it
+	// and show it when they rejoin, so that a server can tell a member of
+	// its own run that lost its connection (declared dead: refused) from a
+	// member of a previous run coming back (rebuilds the pool).
+	epoch uint64
 
 	mu      sync.Mutex // guards everything below and all pool state
 	ln      net.Listener
+	started time.Time // when serving began: the recovery window runs from here
 	closing bool
 	conns   map[*serverConn]struct{}
 	pools   map[string]*pool
@@ -38,6 +45,7 @@ type Server struct {
 	joins    atomic.Uint64
 	leaves   atomic.Uint64
 	deaths   atomic.Uint64
+	rejoins  atomic.Uint64
 	accepted atomic.Uint64
 	bytesIn  atomic.Uint64
 	bytesOut atomic.Uint64
@@ -53,6 +61,7 @@ func NewServer(opts ...ServerOption) *Server {
 		cfg:   cfg,
 		log:   cfg.logger.Named("registry-server"),
 		quit:  make(chan struct{}),
+		epoch: rand.Uint64() | 1,
 		conns: make(map[*serverConn]struct{}),
 		pools: make(map[string]*pool),
 	}
@@ -61,8 +70,11 @@ func NewServer(opts ...ServerOption) *Server {
 // StartEmbedded listens on addr (such as "127.0.0.1:0", letting the kernel
 // pick the port) and serves in the background, for a launcher or the first
 // process of a local pool that runs the registry in-process. Addr tells
-// where it listens; Close stops it.
+// where it listens; Close stops it. An embedded server ends with its
+// process, so it tells its clients not to wait for it to come back
+// (WithRestartable(false)) unless opts say otherwise.
 func StartEmbedded(addr string, opts ...ServerOption) (*Server, error) {
+	opts = append([]ServerOption{WithRestartable(false)}, opts...)
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("registry: listen on %s: %w", addr, err)
@@ -110,6 +122,7 @@ func (s *Server) register(ln net.Listener) error {
 		return fmt.Errorf("registry: serve: already serving on %s", s.ln.Addr())
 	}
 	s.ln = ln
+	s.started = time.Now()
 	s.wg.Add(1)
 	return nil
 }
@@ -163,6 +176,11 @@ func (s *Server) Close() error {
 	}
 	s.closing = true
 	close(s.quit)
+	for _, p := range s.pools {
+		if p.recovery != nil {
+			s.stopRecoveryTimer(p.recovery)
+		}
+	}
 	ln := s.ln
 	conns := make([]*serverConn, 0, len(s.conns))
 	for c := range s.conns {

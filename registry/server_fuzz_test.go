@@ -49,6 +49,27 @@ func FuzzServerConn(f *testing.F) {
 		&message{Kind: kindSequence, ID: 14, Name: "q"},
 	))
 	f.Add(concatFrames(f, join, &message{Kind: kindLookup, ID: 2, Name: "x"}))
+	// A member of a previous run rebuilds its pool alone, then works in it;
+	// and one that waits for a member who never comes.
+	me := Identifier{Pool: "fz", ID: "3", Address: "a"}
+	rejoin := &message{Kind: kindJoin, ID: 1, Version: ProtocolVersion, Pool: "fz", PoolSize: 1, Rejoin: &me, Epoch: 5}
+	f.Add(concatFrames(f, rejoin,
+		&message{Kind: kindSequence, ID: 2, Name: "q"},
+		&message{Kind: kindRestore, ID: 3, Members: []Identifier{me}, Won: []string{"e"},
+			Bound: []boundName{{"n", "p"}}, Seqs: []sequenceMark{{"q", 4}}},
+		&message{Kind: kindResume, ID: 4, LastSeq: 9, NextNum: 5, JoinSeq: 2,
+			Flags: flagSawClosed | flagSawTerminated, Member: &me},
+		&message{Kind: kindElect, ID: 5, Name: "e"},
+		&message{Kind: kindLookup, ID: 6, Name: "n"},
+		&message{Kind: kindSequence, ID: 7, Name: "q"},
+		&message{Kind: kindRestore, ID: 8},
+		&message{Kind: kindLeave, ID: 9},
+	))
+	f.Add(concatFrames(f, rejoin,
+		&message{Kind: kindRestore, ID: 2, Members: []Identifier{me, {Pool: "fz", ID: "4"}}},
+		&message{Kind: kindResume, ID: 3, LastSeq: 1},
+		&message{Kind: kindHeartbeat},
+	))
 	f.Add(concatFrames(f, &message{Kind: kindJoin, ID: 1, Version: 7, Pool: "fz"}))
 	f.Add(append(mustFrame(f, join), 0, 0, 0, 9, 0x81))
 	f.Add([]byte("GET / HTTP/1.0\r\n\r\n"))

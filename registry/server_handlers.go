@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"go.uber.org/zap"
 )
@@ -40,6 +41,22 @@ func (c *serverConn) handle(m *message) error {
 		c.replyErr(m.ID, codeNotMember, "this connection is not a member of a pool (join first)")
 		return nil
 	}
+	switch {
+	case m.Kind == kindRestore:
+		c.handleRestore(me, m)
+		return nil
+	case m.Kind == kindResume:
+		c.handleResume(me, m)
+		return nil
+	case m.Kind == kindLeave:
+	case me.restoring:
+		c.replyErr(m.ID, codeRecovering, "member %s is rejoining pool %s after a restart of the registry; "+
+			"it may only restore its state, resume or leave", me.id, quoteName(me.pool.name))
+		return nil
+	case me.pool.recovery != nil:
+		c.replyErr(m.ID, codeRecovering, "pool %s is being rebuilt after a restart of the registry", quoteName(me.pool.name))
+		return nil
+	}
 	switch m.Kind {
 	case kindLeave:
 		s.removeMember(me, Left)
@@ -54,6 +71,7 @@ func (c *serverConn) handle(m *message) error {
 		p := me.pool
 		if !p.terminated {
 			p.terminated = true
+			p.terminatedBy = me.id
 			s.emit(p, Terminated, me.id, "", p.members)
 		}
 		c.reply(&message{ID: m.ID})
@@ -131,12 +149,16 @@ func (c *serverConn) needName(m *message) bool {
 
 func (c *serverConn) handleJoin(m *message) {
 	s := c.s
-	if m.Version != ProtocolVersion {
+	if m.Version < MinProtocolVersion || m.Version > ProtocolVersion {
 		c.log.Info("join refused: protocol version mismatch", zap.Uint64("clientVersion", m.Version))
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		c.replyErr(m.ID, codeVersion, "client speaks protocol version %d, this server speaks version %d",
-			m.Version, ProtocolVersion)
+		c.replyErr(m.ID, codeVersion, "client speaks protocol version %d, this server speaks versions %d to %d",
+			m.Version, MinProtocolVersion, ProtocolVersion)
+		return
+	}
+	if m.Rejoin != nil {
+		c.handleRejoin(m)
 		return
 	}
 	s.mu.Lock()
@@ -157,7 +179,17 @@ func (c *serverConn) handleJoin(m *message) {
 	}
 	size := int(m.PoolSize)
 	p := s.pools[m.Pool]
-	if p == nil {
+	switch {
+	case p == nil && s.cfg.recoveryWindow > 0 && time.Since(s.started) < s.cfg.recoveryWindow:
+		c.replyErr(m.ID, codeRecovering, "the registry started %v ago and holds back new members of pools it does not know "+
+			"for %v, until the members of such a pool from before a restart have come back; try again",
+			time.Since(s.started).Round(time.Millisecond), s.cfg.recoveryWindow)
+		return
+	case p != nil && p.recovery != nil:
+		c.replyErr(m.ID, codeRecovering, "pool %s is being rebuilt by its members after a restart of the registry; try again",
+			quoteName(p.name))
+		return
+	case p == nil:
 		p = newPool(m.Pool, size)
 		s.pools[m.Pool] = p
 	}
@@ -179,12 +211,25 @@ func (c *serverConn) handleJoin(m *message) {
 	c.log = c.log.With(zap.Stringer("member", me.id))
 	c.log.Info("member joined")
 	id := me.id
+	c.replyJoin(m.ID, p, id)
+}
+
+// replyJoin answers a join or rejoin: the member's identity and what the
+// client must know of this server. Called with s.mu held.
+func (c *serverConn) replyJoin(reqID uint64, p *pool, id Identifier) {
+	s := c.s
+	var flags uint64
+	if s.cfg.restartable {
+		flags |= flagRestartable
+	}
 	c.reply(&message{
-		ID:        m.ID,
+		ID:        reqID,
 		Member:    &id,
 		PoolSize:  int64(p.size),
 		Heartbeat: int64(s.cfg.heartbeat),
 		MaxFrame:  int64(s.cfg.maxFrameSize),
+		Epoch:     s.epoch,
+		Flags:     flags,
 	})
 }
 

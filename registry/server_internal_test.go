@@ -115,7 +115,7 @@ func TestVersionMismatch(t *testing.T) {
 	if !errors.Is(err, ErrVersion) {
 		t.Fatalf("got %v, want ErrVersion", err)
 	}
-	if !strings.Contains(err.Error(), "version 99") || !strings.Contains(err.Error(), "version 1") {
+	if !strings.Contains(err.Error(), "version 99") || !strings.Contains(err.Error(), "versions 1 to 2") {
 		t.Fatalf("error does not name both versions: %v", err)
 	}
 }

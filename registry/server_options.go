@@ -35,7 +35,16 @@ type serverConfig struct {
 	maxPoolNames       int
 	maxPoolNameBytes   int
 	maxUnjoined        int
+
+	restartable    bool
+	recoveryGrace  time.Duration
+	recoveryWindow time.Duration
 }
+
+// DefaultRecoveryGrace is how long a pool being rebuilt after a restart
+// waits, since a member last came back, for the members still missing,
+// unless WithRecoveryGrace says otherwise.
+const DefaultRecoveryGrace = 10 * time.Second
 
 // Defaults of the server's resource limits (see the options below).
 const (
@@ -62,6 +71,9 @@ func defaultServerConfig() serverConfig {
 		maxPoolNames:       DefaultMaxPoolNames,
 		maxPoolNameBytes:   DefaultMaxPoolNameBytes,
 		maxUnjoined:        DefaultMaxUnjoinedConnections,
+
+		restartable:   true,
+		recoveryGrace: DefaultRecoveryGrace,
 	}
 }
 
@@ -163,4 +175,42 @@ func WithMaxPoolNameBytes(n int) ServerOption {
 // heartbeat intervals of being accepted, whatever else it sends.
 func WithMaxUnjoinedConnections(n int) ServerOption {
 	return func(c *serverConfig) { c.maxUnjoined = max(n, 1) }
+}
+
+// WithRestartable says whether this server may be restarted after it is
+// lost, which it tells its clients when they join: a client that loses a
+// restartable server tries to rejoin it (see "Registry restarts" in the
+// package doc); a client that loses any other server gives up at once,
+// with a RegistryLost event saying so. NewServer's default is true (a
+// stand-alone ibis-registry can be restarted on its address);
+// StartEmbedded's is false, since an embedded server ends with the process
+// that runs it.
+func WithRestartable(ok bool) ServerOption {
+	return func(c *serverConfig) { c.restartable = ok }
+}
+
+// WithRecoveryGrace sets how long a pool that members rebuild after a
+// restart of the server waits for its missing members: the members that a
+// returning member knows of and that have not come back. The wait ends at
+// once when all of them are back; otherwise when no member came back for d,
+// and the missing ones are then declared dead (the others get Died events
+// and can no longer rejoin). Default DefaultRecoveryGrace (10s), kept
+// between 10ms and 1h.
+func WithRecoveryGrace(d time.Duration) ServerOption {
+	return func(c *serverConfig) {
+		c.recoveryGrace = min(max(d, minHeartbeatInterval), maxHeartbeatInterval)
+	}
+}
+
+// WithRecoveryWindow makes a (re)started server hold back, for d after it
+// starts serving, joins of new members into pools it does not know: such a
+// pool may have lived at the previous run of the server, and its members
+// must come back (keeping their member numbers, elections and names) before
+// newcomers join it. A held-back Join waits and tries again; it is admitted
+// as soon as the pool's returning members have rebuilt it, or when the
+// window has passed and nobody came back for that pool. Default 0 (no
+// window): right for a server that is never restarted on the same address;
+// cmd/ibis-registry uses a few seconds.
+func WithRecoveryWindow(d time.Duration) ServerOption {
+	return func(c *serverConfig) { c.recoveryWindow = max(d, 0) }
 }

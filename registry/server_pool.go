@@ -32,6 +32,14 @@ type pool struct {
 	// in arrival order.
 	electionWaiters map[string][]*waiter
 	lookupWaiters   map[string][]*waiter
+
+	// closedBy and terminatedBy are the Member of the PoolClosed and
+	// Terminated events, for members that rejoin without having seen them.
+	closedBy     Identifier
+	terminatedBy Identifier
+	// recovery is set while the pool is rebuilt from its returning
+	// members after a restart of the server (server_recovery.go).
+	recovery *recovery
 }
 
 // member is one member of a pool, joined through conn.
@@ -46,6 +54,15 @@ type member struct {
 	// requests, bindings with port names, elections won), against the
 	// WithMaxMemberNameBytes limit.
 	nameBytes int
+
+	// restoring is set from a member's rejoin until its resume has been
+	// answered; it may then only restore its state, resume or leave.
+	restoring bool
+	// What the member said in its resume: the last event it saw, and
+	// whether it saw the pool close or terminate.
+	lastSeq       uint64
+	sawClosed     bool
+	sawTerminated bool
 }
 
 // waiter is a request answered once something exists.
@@ -122,8 +139,9 @@ func (s *Server) addMember(p *pool, c *serverConn, address, tag string) *member 
 	s.members++
 	s.joins.Add(1)
 	m.joinSeq = s.emit(p, Joined, m.id, "", p.members).Seq
-	if p.size > 0 && p.nextID == p.size {
+	if p.size > 0 && p.nextID >= p.size {
 		p.closed = true
+		p.closedBy = m.id
 		s.emit(p, PoolClosed, m.id, "", p.members)
 	}
 	return m
@@ -132,8 +150,32 @@ func (s *Server) addMember(p *pool, c *serverConn, address, tag string) *member 
 // removeMember takes a member out of its pool because it left or died: its
 // waiting requests, elections and bound names go with it, and the others
 // hear of it. An empty pool is forgotten, so its name can start afresh.
+// In a pool being rebuilt nobody hears of it yet (see leaveRecovering).
 // Called with s.mu held.
 func (s *Server) removeMember(m *member, t EventType) {
+	p := m.pool
+	if p.recovery != nil {
+		s.leaveRecovering(m, t)
+		return
+	}
+	s.detach(m)
+	if t == Left {
+		s.leaves.Add(1)
+	} else {
+		s.deaths.Add(1)
+	}
+	s.emit(p, t, m.id, "", p.members)
+	s.log.Info("member removed", zap.Stringer("member", m.id), zap.Stringer("why", t))
+	if len(p.members) == 0 {
+		delete(s.pools, p.name)
+		s.log.Info("pool ended", zap.String("pool", p.name))
+	}
+}
+
+// detach takes m out of its pool's member list and releases everything it
+// holds there (waiting requests, elections won, bound names), without
+// telling anyone. Called with s.mu held.
+func (s *Server) detach(m *member) {
 	p := m.pool
 	m.gone = true
 	p.members = slices.DeleteFunc(p.members, func(x *member) bool { return x == m })
@@ -155,17 +197,6 @@ func (s *Server) removeMember(m *member, t EventType) {
 	}
 	m.nameBytes = 0
 	s.members--
-	if t == Left {
-		s.leaves.Add(1)
-	} else {
-		s.deaths.Add(1)
-	}
-	s.emit(p, t, m.id, "", p.members)
-	s.log.Info("member removed", zap.Stringer("member", m.id), zap.Stringer("why", t))
-	if len(p.members) == 0 {
-		delete(s.pools, p.name)
-		s.log.Info("pool ended", zap.String("pool", p.name))
-	}
 }
 
 // unbind removes the binding b of name and its bytes from the counts.

@@ -4,8 +4,14 @@ import "fmt"
 
 // ProtocolVersion is the version of the wire protocol spoken by this
 // package. A join request carries it; the server refuses a client that
-// speaks another version with an error wrapping ErrVersion.
-const ProtocolVersion = 1
+// speaks a version outside [MinProtocolVersion, ProtocolVersion] with an
+// error wrapping ErrVersion. Version 2 added rejoining a restarted server
+// (see "Registry restarts" in the package doc).
+const ProtocolVersion = 2
+
+// MinProtocolVersion is the oldest protocol version a server still serves:
+// a version-1 client joins and works as before, it only never rejoins.
+const MinProtocolVersion = 1
 
 // MaxStringLength bounds every string on the wire (pool names, addresses,
 // tags, election, signal, sequence and port names): 64 KiB. Longer
@@ -22,6 +28,14 @@ const (
 	maxSkipDepth = 4
 	// maxPoolSize bounds a closed-world pool size.
 	maxPoolSize = 1 << 24
+	// maxRestoreItems bounds each list of a restore message (members,
+	// elections, bindings, sequences), so that decoding one allocates at
+	// most a few hundred KiB whatever the frame size; a member with more
+	// to restore sends several restore messages.
+	maxRestoreItems = 1 << 12
+	// maxMemberNumber bounds the member numbers a rejoin may claim, so
+	// that they convert to int everywhere.
+	maxMemberNumber = 1<<31 - 1
 )
 
 // msgKind says what a message is. Requests go from client to server,
@@ -41,6 +55,8 @@ const (
 	kindLookup         msgKind = 10
 	kindUnbind         msgKind = 11
 	kindCancel         msgKind = 12
+	kindRestore        msgKind = 13
+	kindResume         msgKind = 14
 
 	kindReply msgKind = 64
 	kindEvent msgKind = 65
@@ -60,6 +76,8 @@ var kindNames = map[msgKind]string{
 	kindLookup:         "lookup",
 	kindUnbind:         "unbind",
 	kindCancel:         "cancel",
+	kindRestore:        "restore",
+	kindResume:         "resume",
 	kindReply:          "reply",
 	kindEvent:          "event",
 	kindPing:           "ping",
@@ -93,6 +111,10 @@ const (
 	codeInvalid      errCode = 8
 	codeTooMany      errCode = 9
 	codeClosed       errCode = 10
+	// codeRecovering: the pool is being rebuilt after a restart of the
+	// server (or the server has just started and waits for the pools of
+	// its previous run to come back); a join should be tried again soon.
+	codeRecovering errCode = 11
 )
 
 // sentinel returns the sentinel error for an error code.
@@ -116,6 +138,8 @@ func (c errCode) sentinel() error {
 		return ErrTooManyRequests
 	case codeClosed:
 		return ErrClosed
+	case codeRecovering:
+		return ErrRegistryLost
 	default:
 		return ErrProtocol
 	}
@@ -141,7 +165,45 @@ type message struct {
 	MaxFrame  int64       // "f": server's maximum frame size (join reply)
 	Code      errCode     // "c": error class (error reply)
 	Error     string      // "err": error explanation (error reply)
+
+	// Rejoining a restarted server (protocol version 2).
+	Rejoin  *Identifier    // "r": the identity to take again (join)
+	Epoch   uint64         // "ep": the server's run (join reply); the lost server's run (rejoin)
+	Flags   uint64         // "fl": flag* bits (join reply, resume)
+	Members []Identifier   // "rm": members the rejoining member knows (restore)
+	Won     []string       // "re": elections it won (restore)
+	Bound   []boundName    // "rb": global names it bound (restore)
+	Seqs    []sequenceMark // "rq": sequence numbers it drew (restore)
+	LastSeq uint64         // "ls": the last event seq it received (resume)
+	NextNum uint64         // "nx": one above the highest member number it heard of (resume)
+	JoinSeq uint64         // "js": the seq of its own Joined event (resume)
 }
+
+// boundName is a global name and its port, as restored after a restart.
+type boundName struct {
+	Name string
+	Port string
+}
+
+// sequenceMark is the next number of a sequence as one member knows it:
+// one above the largest it drew.
+type sequenceMark struct {
+	Name string
+	Next int64
+}
+
+// Bits of message.Flags.
+const (
+	// flagRestartable (join reply): the server may be restarted, so a
+	// client that loses it should try to rejoin; without it the client
+	// gives up at once (an embedded server ends with its process).
+	flagRestartable = 1 << 0
+	// flagSawClosed (resume): the member saw the PoolClosed event.
+	flagSawClosed = 1 << 1
+	// flagSawTerminated (resume): the member saw the Terminated event; the
+	// resume's Member is who terminated the pool.
+	flagSawTerminated = 1 << 2
+)
 
 // Keys of the message map.
 const (
@@ -162,4 +224,14 @@ const (
 	keyMaxFrame  = "f"
 	keyCode      = "c"
 	keyError     = "err"
+	keyRejoin    = "r"
+	keyEpoch     = "ep"
+	keyFlags     = "fl"
+	keyMembers   = "rm"
+	keyWon       = "re"
+	keyBound     = "rb"
+	keySeqs      = "rq"
+	keyLastSeq   = "ls"
+	keyNextNum   = "nx"
+	keyJoinSeq   = "js"
 )

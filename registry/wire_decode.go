@@ -115,6 +115,28 @@ func (w *wireDecoder) field(m *message, key string) error {
 		m.Code = errCode(v)
 	case keyError:
 		m.Error, err = w.str(MaxStringLength)
+	case keyRejoin:
+		var id Identifier
+		id, err = w.identifier()
+		m.Rejoin = &id
+	case keyEpoch:
+		m.Epoch, err = w.uint(math.MaxUint64)
+	case keyFlags:
+		m.Flags, err = w.uint(math.MaxUint64)
+	case keyMembers:
+		m.Members, err = w.identifiers(maxRestoreItems)
+	case keyWon:
+		m.Won, err = w.strings(maxRestoreItems)
+	case keyBound:
+		m.Bound, err = w.boundNames(maxRestoreItems)
+	case keySeqs:
+		m.Seqs, err = w.sequenceMarks(maxRestoreItems)
+	case keyLastSeq:
+		m.LastSeq, err = w.uint(math.MaxUint64)
+	case keyNextNum:
+		m.NextNum, err = w.uint(math.MaxUint64)
+	case keyJoinSeq:
+		m.JoinSeq, err = w.uint(math.MaxUint64)
 	default:
 		err = w.skip(0)
 	}
@@ -269,9 +291,11 @@ func (w *wireDecoder) mapLen() (int, error) {
 	return n, nil
 }
 
+// strings reads an array of at most max strings. An empty array gives nil,
+// as the encoder leaves empty lists out.
 func (w *wireDecoder) strings(max int) ([]string, error) {
 	n, err := w.arrayLen(max)
-	if err != nil {
+	if err != nil || n == 0 {
 		return nil, err
 	}
 	ss := make([]string, n)
@@ -285,14 +309,91 @@ func (w *wireDecoder) strings(max int) ([]string, error) {
 
 // identifier reads [pool, id, address, tag].
 func (w *wireDecoder) identifier() (Identifier, error) {
-	ss, err := w.strings(4)
-	if err != nil {
+	var f [4]string
+	if err := w.fixedStrings(f[:]); err != nil {
 		return Identifier{}, fmt.Errorf("identifier: %w", err)
 	}
-	if len(ss) != 4 {
-		return Identifier{}, fmt.Errorf("identifier has %d elements, want 4", len(ss))
+	return Identifier{Pool: f[0], ID: f[1], Address: f[2], Tag: f[3]}, nil
+}
+
+// fixedStrings reads an array of exactly len(dst) strings into dst,
+// allocating nothing but the strings.
+func (w *wireDecoder) fixedStrings(dst []string) error {
+	n, err := w.arrayLen(len(dst))
+	if err != nil {
+		return err
 	}
-	return Identifier{Pool: ss[0], ID: ss[1], Address: ss[2], Tag: ss[3]}, nil
+	if n != len(dst) {
+		return fmt.Errorf("array has %d elements, want %d", n, len(dst))
+	}
+	for i := range dst {
+		if dst[i], err = w.str(MaxStringLength); err != nil {
+			return fmt.Errorf("element %d: %w", i, err)
+		}
+	}
+	return nil
+}
+
+// identifiers reads an array of at most max identifiers; every element
+// takes at least five bytes, and max bounds the allocation up front.
+func (w *wireDecoder) identifiers(max int) ([]Identifier, error) {
+	n, err := w.arrayLen(max)
+	if err != nil || n == 0 {
+		return nil, err
+	}
+	ids := make([]Identifier, 0, min(n, w.r.Len()/5+1))
+	for i := range n {
+		id, err := w.identifier()
+		if err != nil {
+			return nil, fmt.Errorf("element %d: %w", i, err)
+		}
+		ids = append(ids, id)
+	}
+	return ids, nil
+}
+
+// boundNames reads an array of at most max [name, port] pairs.
+func (w *wireDecoder) boundNames(max int) ([]boundName, error) {
+	n, err := w.arrayLen(max)
+	if err != nil || n == 0 {
+		return nil, err
+	}
+	bs := make([]boundName, 0, min(n, w.r.Len()/3+1))
+	for i := range n {
+		var pair [2]string
+		if err := w.fixedStrings(pair[:]); err != nil {
+			return nil, fmt.Errorf("element %d (name, port): %w", i, err)
+		}
+		bs = append(bs, boundName{Name: pair[0], Port: pair[1]})
+	}
+	return bs, nil
+}
+
+// sequenceMarks reads an array of at most max [name, next] pairs.
+func (w *wireDecoder) sequenceMarks(max int) ([]sequenceMark, error) {
+	n, err := w.arrayLen(max)
+	if err != nil || n == 0 {
+		return nil, err
+	}
+	qs := make([]sequenceMark, 0, min(n, w.r.Len()/3+1))
+	for i := range n {
+		k, err := w.arrayLen(2)
+		if err != nil {
+			return nil, fmt.Errorf("element %d: %w", i, err)
+		}
+		if k != 2 {
+			return nil, fmt.Errorf("element %d has %d values, want 2 (name, next)", i, k)
+		}
+		var q sequenceMark
+		if q.Name, err = w.str(MaxStringLength); err != nil {
+			return nil, fmt.Errorf("element %d name: %w", i, err)
+		}
+		if q.Next, err = w.int(); err != nil {
+			return nil, fmt.Errorf("element %d next: %w", i, err)
+		}
+		qs = append(qs, q)
+	}
+	return qs, nil
 }
 
 // event reads [seq, type, member, name].

@@ -33,7 +33,7 @@ func encodeMessage(enc *msgpack.Encoder, m *message) error {
 	uns := func(v uint64) func() error { return func() error { return enc.EncodeUint(v) } }
 	sig := func(v int64) func() error { return func() error { return enc.EncodeInt(v) } }
 
-	fields := make([]field, 0, 8)
+	fields := make([]field, 0, 12)
 	add := func(present bool, key string, write func() error) {
 		if present {
 			fields = append(fields, field{key, write})
@@ -56,6 +56,16 @@ func encodeMessage(enc *msgpack.Encoder, m *message) error {
 	add(m.MaxFrame != 0, keyMaxFrame, sig(m.MaxFrame))
 	add(m.Code != codeNone, keyCode, uns(uint64(m.Code)))
 	add(m.Error != "", keyError, str(m.Error))
+	add(m.Rejoin != nil, keyRejoin, func() error { return encodeIdentifier(enc, *m.Rejoin) })
+	add(m.Epoch != 0, keyEpoch, uns(m.Epoch))
+	add(m.Flags != 0, keyFlags, uns(m.Flags))
+	add(len(m.Members) != 0, keyMembers, func() error { return encodeIdentifiers(enc, m.Members) })
+	add(len(m.Won) != 0, keyWon, func() error { return encodeStrings(enc, m.Won) })
+	add(len(m.Bound) != 0, keyBound, func() error { return encodeBoundNames(enc, m.Bound) })
+	add(len(m.Seqs) != 0, keySeqs, func() error { return encodeSequenceMarks(enc, m.Seqs) })
+	add(m.LastSeq != 0, keyLastSeq, uns(m.LastSeq))
+	add(m.NextNum != 0, keyNextNum, uns(m.NextNum))
+	add(m.JoinSeq != 0, keyJoinSeq, uns(m.JoinSeq))
 
 	if err := enc.EncodeMapLen(len(fields)); err != nil {
 		return err
@@ -86,6 +96,50 @@ func encodeStrings(enc *msgpack.Encoder, ss []string) error {
 // encodeIdentifier writes an Identifier as [pool, id, address, tag].
 func encodeIdentifier(enc *msgpack.Encoder, id Identifier) error {
 	return encodeStrings(enc, []string{id.Pool, id.ID, id.Address, id.Tag})
+}
+
+func encodeIdentifiers(enc *msgpack.Encoder, ids []Identifier) error {
+	if err := enc.EncodeArrayLen(len(ids)); err != nil {
+		return err
+	}
+	for _, id := range ids {
+		if err := encodeIdentifier(enc, id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// encodeBoundNames writes [[name, port], ...].
+func encodeBoundNames(enc *msgpack.Encoder, bs []boundName) error {
+	if err := enc.EncodeArrayLen(len(bs)); err != nil {
+		return err
+	}
+	for _, b := range bs {
+		if err := encodeStrings(enc, []string{b.Name, b.Port}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// encodeSequenceMarks writes [[name, next], ...].
+func encodeSequenceMarks(enc *msgpack.Encoder, qs []sequenceMark) error {
+	if err := enc.EncodeArrayLen(len(qs)); err != nil {
+		return err
+	}
+	for _, q := range qs {
+		if err := enc.EncodeArrayLen(2); err != nil {
+			return err
+		}
+		if err := enc.EncodeString(q.Name); err != nil {
+			return err
+		}
+		if err := enc.EncodeInt(q.Next); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // encodeEvent writes an Event as [seq, type, member, name].

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -26,6 +27,12 @@ func sampleMessages() []*message {
 		{Kind: kindCancel, ID: 12},
 		{Kind: kindPing},
 		{Kind: kindReply, ID: 13, Value: -5, PoolSize: -1},
+		{Kind: kindJoin, ID: 14, Version: ProtocolVersion, Pool: "pool", Rejoin: &id, Epoch: 1 << 60},
+		{Kind: kindReply, ID: 14, Member: &id, Heartbeat: 2e9, MaxFrame: 4096, Epoch: 99, Flags: flagRestartable},
+		{Kind: kindRestore, ID: 15, Members: []Identifier{id, {Pool: "pool", ID: "4"}}, Won: []string{"leader"},
+			Bound: []boundName{{"server", "rp"}, {"x", ""}}, Seqs: []sequenceMark{{"jobs", 12}, {"z", -1}}},
+		{Kind: kindResume, ID: 16, LastSeq: 42, NextNum: 5, JoinSeq: 3, Flags: flagSawClosed | flagSawTerminated, Member: &id},
+		{Kind: kindReply, ID: 17, Code: codeRecovering, Error: "rebuilding"},
 	}
 }
 
@@ -93,6 +100,12 @@ func TestDecodeMessageErrors(t *testing.T) {
 		{"long key", rawBody(t, map[string]any{longKey: 1}), "exceeds the maximum"},
 		{"short identifier", rawMap(t, "k", 64, "m", []string{"a"}), "want 4"},
 		{"bad event type", rawMap(t, "k", 65, "e", []any{1, 99, []string{"a", "b", "c", "d"}, ""}), "unknown event type"},
+		{"local event type", rawMap(t, "k", 65, "e", []any{1, int(RegistryLost), []string{"a", "b", "c", "d"}, ""}), "unknown event type"},
+		{"short binding", rawMap(t, "k", 13, "rb", [][]string{{"name"}}), "want 2"},
+		{"short sequence mark", rawMap(t, "k", 13, "rq", [][]any{{"name"}}), "want 2"},
+		{"sequence mark not a number", rawMap(t, "k", 13, "rq", [][]any{{"name", "x"}}), "expected an integer"},
+		{"too many restored members", rawMap(t, "k", 13, "rm", make([][]string, maxRestoreItems+1)), "exceeds the maximum"},
+		{"bad restored member", rawMap(t, "k", 13, "rm", [][]string{{"a", "b"}}), "want 4"},
 		{"trailing bytes", append(rawBody(t, map[string]any{"k": 3}), 0), "trailing bytes"},
 		{"truncated", []byte{0x81, 0xa1, 'k', 0xcd, 0x01}, "ends inside a value"},
 		{"string beyond end", rawMap(t, "k", 1, "p", "pool")[:8], "only 1 bytes left"},
@@ -164,4 +177,54 @@ func FuzzDecodeMessage(f *testing.F) {
 			t.Fatalf("round trip changed the message:\n%+v\n%+v", m, again)
 		}
 	})
+}
+
+// A restore message is decoded with allocations bounded by a small multiple
+// of its size, whatever its lists claim: every list is capped at
+// maxRestoreItems and checked against the bytes left before anything is
+// set aside.
+func TestDecodeRestoreAllocatesBoundedly(t *testing.T) {
+	var buf bytes.Buffer
+	enc := msgpack.NewEncoder(&buf)
+	_ = enc.EncodeMapLen(4)
+	_ = enc.EncodeString(keyKind)
+	_ = enc.EncodeUint(uint64(kindRestore))
+	// The smallest elements there are: empty identifiers, pairs and strings.
+	_ = enc.EncodeString(keyMembers)
+	_ = enc.EncodeArrayLen(maxRestoreItems)
+	for range maxRestoreItems {
+		_ = encodeStrings(enc, []string{"", "", "", ""})
+	}
+	_ = enc.EncodeString(keyBound)
+	_ = enc.EncodeArrayLen(maxRestoreItems)
+	for range maxRestoreItems {
+		_ = encodeStrings(enc, []string{"", ""})
+	}
+	_ = enc.EncodeString(keyWon)
+	_ = enc.EncodeArrayLen(maxRestoreItems)
+	for range maxRestoreItems {
+		_ = enc.EncodeString("")
+	}
+	body := buf.Bytes()
+	m, err := decodeMessage(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Members) != maxRestoreItems || len(m.Bound) != maxRestoreItems || len(m.Won) != maxRestoreItems {
+		t.Fatalf("decoded %d members, %d names, %d elections", len(m.Members), len(m.Bound), len(m.Won))
+	}
+	var before, after runtime.MemStats
+	const runs = 20
+	runtime.ReadMemStats(&before)
+	for range runs {
+		if _, err := decodeMessage(body); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runtime.ReadMemStats(&after)
+	perByte := float64(after.TotalAlloc-before.TotalAlloc) / runs / float64(len(body))
+	if perByte > 24 {
+		t.Fatalf("decoding a %d-byte restore message allocates %.1f bytes per byte", len(body), perByte)
+	}
+	t.Logf("%d-byte restore message: %.1f bytes allocated per byte", len(body), perByte)
 }

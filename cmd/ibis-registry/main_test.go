@@ -21,12 +21,19 @@ import (
 )
 
 // childEnv makes the test binary run main() instead of the tests, so that
-// TestSignalStopsCleanly can signal a real process.
-const childEnv = "IBIS_REGISTRY_CMD_TEST_CHILD"
+// TestSignalStopsCleanly can signal a real process; childArgsEnv, when set,
+// gives its command line (arguments separated by spaces).
+const (
+	childEnv     = "IBIS_REGISTRY_CMD_TEST_CHILD"
+	childArgsEnv = "IBIS_REGISTRY_CMD_TEST_ARGS"
+)
 
 func TestMain(m *testing.M) {
 	if os.Getenv(childEnv) != "" {
 		os.Args = []string{"ibis-registry", "-host", "127.0.0.1", "-port", "0", "-v"}
+		if args := os.Getenv(childArgsEnv); args != "" {
+			os.Args = append([]string{"ibis-registry"}, strings.Fields(args)...)
+		}
 		main()
 		os.Exit(0)
 	}
@@ -108,7 +115,7 @@ func TestRunServesUntilCancelled(t *testing.T) {
 	var stdout, stderr syncBuffer
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, []string{"-host", "127.0.0.1", "-port", "0", "-events", "-stats", "5ms", "-v"},
+		done <- run(ctx, []string{"-host", "127.0.0.1", "-port", "0", "-events", "-stats", "5ms", "-v", "-recovery-window", "0"},
 			noEnv, &stdout, &stderr)
 	}()
 	out := waitOutput(t, &stdout, "\n")
@@ -181,6 +188,8 @@ func TestFlagsAndEnvironment(t *testing.T) {
 		{"-max-pool-names", "0"},
 		{"-max-pool-bytes", "1000"},
 		{"-max-unjoined", "0"},
+		{"-recovery-grace", "0s"},
+		{"-recovery-window", "-1s"},
 		{"extra"},
 	} {
 		if _, err := parseFlags(args, noEnv, io.Discard); err == nil {

@@ -20,6 +20,12 @@ import (
 // portEnv names the environment variable that sets the default port.
 const portEnv = "IBIS_REGISTRY_PORT"
 
+// defaultRecoveryWindow is how long a started server holds back newcomers of
+// pools it does not know, so that the members of a pool that lived at a
+// previous run of the server on this address come back first: they try
+// again at most a second apart, so a few seconds cover them.
+const defaultRecoveryWindow = 3 * time.Second
+
 // errUsage marks errors in the command line, which were already explained
 // on stderr by the flag package.
 var errUsage = errors.New("usage error")
@@ -39,6 +45,9 @@ type config struct {
 	maxPoolNames   int
 	maxPoolBytes   int
 	maxUnjoined    int
+
+	recoveryGrace  time.Duration
+	recoveryWindow time.Duration
 }
 
 // minNameBytes is the smallest accepted name budget (-max-member-bytes,
@@ -77,6 +86,10 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 		"most bytes of sequence, election and bound names one pool may hold")
 	fs.IntVar(&cfg.maxUnjoined, "max-unjoined", registry.DefaultMaxUnjoinedConnections,
 		"most connections that have not joined a pool yet; further ones are closed")
+	fs.DurationVar(&cfg.recoveryGrace, "recovery-grace", registry.DefaultRecoveryGrace,
+		"after a restart, how long a pool rebuilt by its returning members waits (since one last came back) for the missing ones, which are then declared dead")
+	fs.DurationVar(&cfg.recoveryWindow, "recovery-window", defaultRecoveryWindow,
+		"after a start, how long new members of unknown pools wait, so that the members of pools from before a restart come back first (0 = no wait)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return config{}, err
@@ -104,6 +117,10 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 		return config{}, fmt.Errorf("-max-pool-bytes %d is below the minimum of %d", cfg.maxPoolBytes, minNameBytes)
 	case cfg.maxUnjoined < 1:
 		return config{}, fmt.Errorf("-max-unjoined %d must be positive", cfg.maxUnjoined)
+	case cfg.recoveryGrace <= 0:
+		return config{}, fmt.Errorf("-recovery-grace %v must be positive", cfg.recoveryGrace)
+	case cfg.recoveryWindow < 0:
+		return config{}, fmt.Errorf("-recovery-window %v must not be negative", cfg.recoveryWindow)
 	}
 	return cfg, nil
 }
@@ -152,6 +169,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		registry.WithMaxPoolNames(cfg.maxPoolNames),
 		registry.WithMaxPoolNameBytes(cfg.maxPoolBytes),
 		registry.WithMaxUnjoinedConnections(cfg.maxUnjoined),
+		registry.WithRestartable(true),
+		registry.WithRecoveryGrace(cfg.recoveryGrace),
+		registry.WithRecoveryWindow(cfg.recoveryWindow),
 	}
 	if cfg.events {
 		opts = append(opts, registry.WithEventLog(out))

@@ -169,13 +169,14 @@ func TestNoEventsAfterClose(t *testing.T) {
 		}
 	}
 	time.Sleep(200 * time.Millisecond) // the signals are queued
+	// Close waits for the handler, so it is let go once Close has begun.
+	go func() { <-ib.Done(); close(gate) }()
 	if err := ib.Close(); err != nil {
 		t.Fatal(err)
 	}
 	mu.Lock()
 	closedFlag = true
 	mu.Unlock()
-	close(gate)
 	time.Sleep(200 * time.Millisecond)
 	mu.Lock()
 	defer mu.Unlock()

@@ -3,12 +3,16 @@ package core
 import (
 	"sync"
 
+	"go.uber.org/zap"
+
 	"github.com/ibisgo/ibis/ipl"
 )
 
 // eventQueue hands registry events to the program: to its handler, or to the channel
 // of Registry().Events(). It never blocks the registry client: events wait in an
-// unbounded in-order queue until the program takes them, so none is lost.
+// in-order queue until the program takes them. The queue is bounded (maxPendingEvents):
+// other members can send signals at will, and a program that never reads Events() must
+// not hold them all; past the bound the oldest event is dropped and the drop logged.
 type eventQueue struct {
 	in      *Instance
 	handler func(ipl.Event)
@@ -16,6 +20,7 @@ type eventQueue struct {
 
 	mu      sync.Mutex
 	pending []ipl.Event
+	dropped int // events dropped because the queue was full
 	wake    chan struct{}
 	stop    chan struct{}
 	stopped chan struct{}
@@ -31,12 +36,24 @@ func newEventQueue(in *Instance, handler func(ipl.Event)) *eventQueue {
 		stop:    make(chan struct{}),
 		stopped: make(chan struct{}),
 	}
-	go q.pump()
+	in.goCallback(runsEvents, "", q.pump)
 	return q
 }
 
+// maxPendingEvents bounds the events waiting for the program: far more than the joins,
+// leaves and deaths of a 1,000-member pool and its elections, a few MiB at most.
+const maxPendingEvents = 1 << 16
+
 func (q *eventQueue) push(e ipl.Event) {
 	q.mu.Lock()
+	if len(q.pending) >= maxPendingEvents {
+		q.pending[0] = ipl.Event{}
+		q.pending = q.pending[1:]
+		if q.dropped++; q.dropped&(q.dropped-1) == 0 { // the 1st, 2nd, 4th, ... drop
+			q.in.log.Warn("registry events nobody reads: dropping the oldest",
+				zap.Int("waiting", maxPendingEvents), zap.Int("dropped", q.dropped))
+		}
+	}
 	q.pending = append(q.pending, e)
 	q.mu.Unlock()
 	select {
@@ -72,7 +89,7 @@ func (q *eventQueue) pump() {
 		default:
 		}
 		if q.handler != nil {
-			q.in.callback(func() { q.handler(e) })
+			q.handler(e)
 			continue
 		}
 		select {

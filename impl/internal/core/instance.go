@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -29,7 +30,7 @@ type Instance struct {
 	events   *eventQueue
 	notes    *notifier
 	stalls   *watchdog // cuts stalled incoming connections (stall.go)
-	cb       callbacks
+	gs       *goroutines
 
 	mu        sync.Mutex
 	sendPorts map[string]*SendPort
@@ -37,12 +38,11 @@ type Instance struct {
 	nextSend  int
 	dead      map[string]error // why each member the registry reported dead is gone, by ID
 
-	wg       sync.WaitGroup
 	done     chan struct{}
 	closed   atomic.Bool
 	closing  atomic.Bool   // the first Close has begun
-	finished chan struct{} // closed when that Close's work, waits included, is done
-	closeErr error         // written before finished is closed
+	workDone chan struct{} // closed when that Close has done its work (all but the waits)
+	workErr  error         // what that work ran into; written before workDone is closed
 }
 
 var _ ipl.Ibis = (*Instance)(nil)
@@ -58,8 +58,9 @@ func Open(ctx context.Context, cfg *ipl.Config, impl string, tr Transport) (*Ins
 		tr:        tr,
 		sendPorts: map[string]*SendPort{},
 		recvPorts: map[string]*ReceivePort{},
+		gs:        newGoroutines(),
 		done:      make(chan struct{}),
-		finished:  make(chan struct{}),
+		workDone:  make(chan struct{}),
 	}
 	if in.log == nil {
 		in.log = zap.NewNop()
@@ -98,13 +99,21 @@ func Open(ctx context.Context, cfg *ipl.Config, impl string, tr Transport) (*Ins
 	}
 	client, err := registry.Join(ctx, regAddr, cfg.Pool, ropts...)
 	if err != nil {
-		in.events.close(true)
-		in.notes.close(true)
+		in.events.close(false)
+		in.notes.close()
+		close(in.done)
 		_ = tr.Close()
 		if in.embedded != nil {
 			_ = in.embedded.Close()
 		}
-		return nil, fmt.Errorf("joining pool %q at %s: %w", cfg.Pool, regAddr, err)
+		// No program code has run: the goroutines end at once.
+		wctx, cancel := context.WithTimeout(context.Background(), closeWait)
+		werr := in.gs.wait(wctx, goid(), "abandoning the instance")
+		cancel()
+		if werr != nil {
+			err = errors.Join(err, werr)
+		}
+		return nil, fmt.Errorf("joining pool %q at %s: %w", cfg.Pool, regAddr, registryError(ctx, err))
 	}
 	in.mu.Lock() // incoming handshakes may already be reading the identity
 	in.reg = client
@@ -128,14 +137,8 @@ func (in *Instance) Registry() ipl.Registry { return registryView{in} }
 func (in *Instance) Done() <-chan struct{} { return in.done }
 
 // Go runs f on a goroutine that Close waits for; transports use it so that no goroutine
-// outlives the instance.
-func (in *Instance) Go(f func()) {
-	in.wg.Add(1)
-	go func() {
-		defer in.wg.Done()
-		f()
-	}()
-}
+// outlives the instance. f must return once Done is closed.
+func (in *Instance) Go(f func()) { in.goCallback(runsInstance, "", f) }
 
 func serializationKind(pt ipl.PortType) serialization.Kind {
 	switch pt.Serialization() {
@@ -344,21 +347,66 @@ func (in *Instance) deadCause(id ipl.IbisIdentifier) error {
 	return in.dead[id.ID]
 }
 
-// Close ends the instance: send ports disconnect cleanly, receive ports close, the
-// instance leaves the pool and every goroutine ends before Close returns. Called while
-// a program callback runs (for instance from inside a message handler), Close does all
-// of that but does not wait for the goroutines that run callbacks: they end as soon as
-// the callbacks return.
-func (in *Instance) Close() error {
-	if !in.closing.CompareAndSwap(false, true) {
-		// Another Close is under way. From inside a callback (or while one runs) this
-		// Close must not wait: the first may be waiting for that very callback.
-		if in.cb.running.Load() > 0 {
-			return nil
-		}
-		<-in.finished
-		return in.closeErr
+// endErr makes the error of a registry call that failed because the instance is
+// closing match ipl.ErrClosed: the registry client reports its own end (it left the
+// pool, the context the instance's end cancelled), and a handler blocked in such a call
+// while Close runs must be able to tell that the Ibis ended, as it can for every other
+// blocking call. closed is set as Close starts, before the client leaves the pool.
+func (in *Instance) endErr(err error) error {
+	if err == nil || errors.Is(err, ipl.ErrClosed) || !in.closed.Load() {
+		return err
 	}
+	return fmt.Errorf("%w: %w", ipl.ErrClosed, err)
+}
+
+// closeWait bounds how long Close waits for the goroutines that run program callbacks
+// once everything else has ended. Every blocking call on the instance returns
+// ErrClosed by then, so a handler that was waiting on the Ibis returns at once; one
+// still running after this long waits for something outside Ibis and may never end.
+// Close does not hang on it: it gives up, names it in an error matching ErrTimeout and
+// leaves its goroutine to end when the handler returns. CloseContext sets the bound.
+const closeWait = 10 * time.Second
+
+// Close ends the instance: send ports disconnect cleanly, receive ports close, the
+// instance leaves the pool, and Close returns when every goroutine the instance started
+// has ended, including the ones that run program callbacks (their blocking calls on the
+// instance return ErrClosed). Called from inside one of the instance's callbacks, Close
+// does all of that but does not wait for the goroutine it runs on, which ends when the
+// callback returns. A callback that does not return within closeWait is reported in an
+// error matching ipl.ErrTimeout. Shutdown errors are joined into the result.
+func (in *Instance) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), closeWait)
+	defer cancel()
+	return in.CloseContext(ctx)
+}
+
+// CloseContext is Close with ctx, instead of closeWait, bounding the wait for the
+// callbacks still running (programs reach it through an interface assertion). Every
+// call does the waiting its caller needs: the first also does the work, later and
+// concurrent ones wait for that work and return its errors too.
+func (in *Instance) CloseContext(ctx context.Context) error {
+	self := goid()
+	what := "close " + in.id.String()
+	if in.closing.CompareAndSwap(false, true) {
+		in.workErr = in.shutdown()
+		close(in.workDone)
+	} else {
+		// The work never waits for a callback, so a Close from inside one may wait for
+		// it (at worst for closeGrace, for a message that callback holds live).
+		select {
+		case <-in.workDone:
+		case <-ctx.Done():
+			return ctxError(ctx, what+": waiting for the first Close")
+		}
+	}
+	return errors.Join(in.workErr, in.gs.wait(ctx, self, what))
+}
+
+// shutdown is the work of the first Close, everything but waiting for the instance's
+// goroutines. Nothing in it waits for a program callback: the ports and the transport
+// stop without them, and the pumps of the notifier and the event queue are only told
+// to stop.
+func (in *Instance) shutdown() error {
 	sps, rps := in.ports(true)
 	var errs []error
 	for _, sp := range sps {
@@ -367,45 +415,24 @@ func (in *Instance) Close() error {
 		}
 	}
 	for _, rp := range rps {
-		_ = rp.Close()
-	}
-	if err := in.reg.Close(); err != nil {
-		in.log.Debug("leaving pool", zap.Error(err))
-	}
-	close(in.done)
-	finish := func() error {
-		var errs []error
-		if err := in.tr.Close(); err != nil {
+		if err := rp.Close(); err != nil && !errors.Is(err, ipl.ErrClosed) {
 			errs = append(errs, err)
 		}
-		in.wg.Wait()
-		in.events.close(true)
-		in.notes.close(true)
-		if in.embedded != nil {
-			if err := in.embedded.Close(); err != nil {
-				errs = append(errs, err)
-			}
+	}
+	if err := in.reg.Close(); err != nil {
+		errs = append(errs, fmt.Errorf("leaving pool %q: %w", in.cfg.Pool, err))
+	}
+	// The pumps stop first: a handler that Done lets go gets no further callback.
+	in.events.close(false)
+	in.notes.close()
+	close(in.done)
+	if err := in.tr.Close(); err != nil {
+		errs = append(errs, fmt.Errorf("closing the %s transport: %w", in.impl, err))
+	}
+	if in.embedded != nil {
+		if err := in.embedded.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("closing the embedded registry: %w", err))
 		}
-		return errors.Join(errs...)
 	}
-	if in.cb.running.Load() > 0 {
-		// Possibly inside a callback on a goroutine that the waits below would wait
-		// for: stop the pumps without waiting and finish in the background.
-		in.events.close(false)
-		in.notes.close(false)
-		in.closeErr = errors.Join(errs...)
-		go func() {
-			if err := finish(); err != nil {
-				in.log.Debug("closing", zap.Error(err))
-			}
-			close(in.finished)
-		}()
-		return in.closeErr
-	}
-	if err := finish(); err != nil {
-		errs = append(errs, err)
-	}
-	in.closeErr = errors.Join(errs...)
-	close(in.finished)
-	return in.closeErr
+	return errors.Join(errs...)
 }

@@ -1,9 +1,6 @@
 package core
 
-import (
-	"sync"
-	"sync/atomic"
-)
+import "sync"
 
 // notifier runs the program's connection callbacks (lost connections on both sides)
 // in order on one goroutine of its own. Calling them from the goroutine that found the
@@ -11,24 +8,19 @@ import (
 // transport goroutine that Close waits for; a callback that reconnects, sends, or
 // closes the Ibis would then wait on itself.
 type notifier struct {
-	in *Instance
-
 	mu      sync.Mutex
 	pending []func()
 	wake    chan struct{}
 	stop    chan struct{}
-	stopped chan struct{}
 	once    sync.Once
 }
 
 func newNotifier(in *Instance) *notifier {
 	n := &notifier{
-		in:      in,
-		wake:    make(chan struct{}, 1),
-		stop:    make(chan struct{}),
-		stopped: make(chan struct{}),
+		wake: make(chan struct{}, 1),
+		stop: make(chan struct{}),
 	}
-	go n.pump()
+	in.goCallback(runsNotifier, "", n.pump)
 	return n
 }
 
@@ -44,7 +36,6 @@ func (n *notifier) push(f func()) {
 }
 
 func (n *notifier) pump() {
-	defer close(n.stopped)
 	for {
 		n.mu.Lock()
 		var f func()
@@ -67,27 +58,11 @@ func (n *notifier) pump() {
 			return
 		default:
 		}
-		n.in.callback(f)
+		f()
 	}
 }
 
-// close stops the pump and waits for it (Close decides whether it may wait: not from
-// inside a callback).
-func (n *notifier) close(wait bool) {
+// close stops the pump; Close waits for its goroutine with the instance's others.
+func (n *notifier) close() {
 	n.once.Do(func() { close(n.stop) })
-	if wait {
-		<-n.stopped
-	}
-}
-
-// callbacks counts program callbacks running right now. Close does not wait for the
-// goroutines that run them while any runs (it may be running inside one of them); they
-// end as soon as the callbacks return.
-type callbacks struct{ running atomic.Int32 }
-
-// callback runs a program callback, counted.
-func (in *Instance) callback(f func()) {
-	in.cb.running.Add(1)
-	defer in.cb.running.Add(-1)
-	f()
 }

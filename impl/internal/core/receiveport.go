@@ -155,9 +155,9 @@ func (p *ReceivePort) accept(req *Request, conn InConn) (*Reply, *Acceptance) {
 		return &Reply{Code: ReplyNotManyToX, Detail: fmt.Sprintf("receive port %s has a sender and its type is %s", p.id, p.pt.ConnectionKind())}, nil
 	}
 	if h := p.cfg.ConnectionHandler; h != nil {
-		ok := false
-		p.in.callback(func() { ok = h.GotConnection(p, req.From) })
-		if !ok {
+		// On a goroutine of the instance, not this transport's (see Instance.ask).
+		ok := p.in.ask(runsGotConnection, p.name, p.closed, func() bool { return h.GotConnection(p, req.From) })
+		if !ok && !p.isClosed() {
 			return &Reply{Code: ReplyDenied, Detail: fmt.Sprintf("receive port %s refused %s", p.id, req.From)}, nil
 		}
 	}

@@ -2,8 +2,10 @@ package core
 
 import (
 	"context"
+	"errors"
 
 	"github.com/ibisgo/ibis/ipl"
+	"github.com/ibisgo/ibis/registry"
 )
 
 // registryView is the ipl.Registry of an Instance: the registry client's services plus
@@ -16,46 +18,80 @@ func (r registryView) PoolSize() int                 { return r.in.reg.PoolSize(
 func (r registryView) WaitUntilPoolClosed(ctx context.Context) error {
 	ctx, cancel := r.in.bind(ctx)
 	defer cancel()
-	return r.in.reg.WaitUntilPoolClosed(ctx)
+	return r.in.endErr(registryError(ctx, r.in.reg.WaitUntilPoolClosed(ctx)))
 }
 
 func (r registryView) Elect(ctx context.Context, election string) (ipl.IbisIdentifier, error) {
 	ctx, cancel := r.in.bind(ctx)
 	defer cancel()
-	return r.in.reg.Elect(ctx, election)
+	id, err := r.in.reg.Elect(ctx, election)
+	return id, r.in.endErr(registryError(ctx, err))
 }
 
 func (r registryView) ElectionResult(ctx context.Context, election string) (ipl.IbisIdentifier, error) {
 	ctx, cancel := r.in.bind(ctx)
 	defer cancel()
-	return r.in.reg.ElectionResult(ctx, election)
+	id, err := r.in.reg.ElectionResult(ctx, election)
+	return id, r.in.endErr(registryError(ctx, err))
 }
 
 func (r registryView) Signal(ctx context.Context, signal string, to ...ipl.IbisIdentifier) error {
 	ctx, cancel := r.in.bind(ctx)
 	defer cancel()
-	return r.in.reg.Signal(ctx, signal, to...)
+	return r.in.endErr(registryError(ctx, r.in.reg.Signal(ctx, signal, to...)))
 }
 
 func (r registryView) Terminate(ctx context.Context) error {
 	ctx, cancel := r.in.bind(ctx)
 	defer cancel()
-	return r.in.reg.Terminate(ctx)
+	return r.in.endErr(registryError(ctx, r.in.reg.Terminate(ctx)))
 }
 
 func (r registryView) WaitUntilTerminated(ctx context.Context) error {
 	ctx, cancel := r.in.bind(ctx)
 	defer cancel()
-	return r.in.reg.WaitUntilTerminated(ctx)
+	return r.in.endErr(registryError(ctx, r.in.reg.WaitUntilTerminated(ctx)))
 }
 
 func (r registryView) Sequence(ctx context.Context, name string) (int64, error) {
 	ctx, cancel := r.in.bind(ctx)
 	defer cancel()
-	return r.in.reg.Sequence(ctx, name)
+	n, err := r.in.reg.Sequence(ctx, name)
+	return n, r.in.endErr(registryError(ctx, err))
 }
 
 func (r registryView) Events() <-chan ipl.Event { return r.in.events.out }
+
+// registryError makes an error of the registry client match the ipl sentinel of the
+// same meaning, keeping its text and everything it matched before (the registry's own
+// sentinels, context.DeadlineExceeded). ctx is the call's context as bound to the
+// instance: ended by the instance closing, it makes the error ErrClosed. A lost
+// registry needs nothing: ipl.ErrRegistryLost is the registry's own sentinel.
+func registryError(ctx context.Context, err error) error {
+	var sentinel error
+	switch {
+	case err == nil, errors.Is(err, ipl.ErrRegistryLost):
+		return err
+	case ctx.Err() != nil && errors.Is(context.Cause(ctx), ipl.ErrClosed), errors.Is(err, registry.ErrClosed):
+		sentinel = ipl.ErrClosed
+	case errors.Is(err, context.DeadlineExceeded):
+		sentinel = ipl.ErrTimeout
+	case errors.Is(err, registry.ErrNotClosedWorld):
+		sentinel = ipl.ErrUnsupported
+	case errors.Is(err, registry.ErrInvalid):
+		sentinel = ipl.ErrInvalidArgument
+	case errors.Is(err, registry.ErrNotMember):
+		sentinel = ipl.ErrNotMember
+	case errors.Is(err, registry.ErrTooLarge), errors.Is(err, registry.ErrTooManyRequests):
+		sentinel = ipl.ErrTooLarge
+	default:
+		return err
+	}
+	if errors.Is(err, sentinel) {
+		return err
+	}
+	return &dualError{sentinel: sentinel, err: err}
+}
 
 // bind derives a context that also ends when the instance ends (or when one of the
 // extra channels closes, such as a port's), so that no blocking call outlives the Ibis.

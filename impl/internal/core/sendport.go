@@ -39,6 +39,9 @@ type SendPort struct {
 	mu    sync.Mutex
 	conns []*outConn
 	lost  []ipl.ReceivePortIdentifier
+	// Connects under way, each to its receive port: a second Connect to the same port
+	// (to any, on a port that takes one receiver) waits for the first one's outcome.
+	dialing []*dialing
 	// The live message's view of the connections (only its holder of the token
 	// touches these): the connections it started with, which of them missed part of
 	// it, and the losses not yet reported.
@@ -61,6 +64,12 @@ type outConn struct {
 	// without it on the hot path: every packet checks it for every connection.
 	gone atomic.Bool
 	why  error // why it was removed, when it broke
+}
+
+// dialing is a Connect under way; done is closed when it has ended, either way.
+type dialing struct {
+	to   ipl.ReceivePortIdentifier
+	done chan struct{}
 }
 
 func newSendPort(in *Instance, pt ipl.PortType, name string, cfg ipl.SendPortConfig) *SendPort {
@@ -112,7 +121,9 @@ func (sp *SendPort) isClosed() bool {
 func sameIbis(a, b ipl.IbisIdentifier) bool { return a.Pool == b.Pool && a.ID == b.ID }
 
 // Connect connects to a receive port, retrying while it does not exist or does not
-// accept connections yet.
+// accept connections yet. It does not hold the port while it waits: messages to the
+// receivers already connected go on. It takes the port's token only for the moment it
+// adds the new connection to the set, so that the set changes between messages.
 func (sp *SendPort) Connect(ctx context.Context, to ipl.IbisIdentifier, port string) error {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
@@ -126,22 +137,11 @@ func (sp *SendPort) Connect(ctx context.Context, to ipl.IbisIdentifier, port str
 	if to.Address == "" {
 		return fmt.Errorf("%s: %w: the identifier has no address", what, ipl.ErrRefused)
 	}
-	if err := sp.acquire(ctx, what); err != nil {
+	end, err := sp.reserve(ctx, rid, what)
+	if err != nil {
 		return err
 	}
-	defer sp.release()
-	sp.mu.Lock()
-	for _, oc := range sp.conns {
-		if sameIbis(oc.to.Ibis, to) && oc.to.Name == port {
-			sp.mu.Unlock()
-			return fmt.Errorf("%s: %w", what, ipl.ErrAlreadyConnected)
-		}
-	}
-	if len(sp.conns) > 0 && !sp.pt.OneToMany() {
-		sp.mu.Unlock()
-		return fmt.Errorf("%s: %w: it is connected to %s and its type is %s", what, ipl.ErrNotOneToMany, sp.conns[0].to, sp.pt.ConnectionKind())
-	}
-	sp.mu.Unlock()
+	defer end()
 
 	req := &Request{From: sp.id, To: port, PortType: sp.pt.String(), Target: to.String()}
 	backoff := 2 * time.Millisecond
@@ -161,27 +161,7 @@ func (sp *SendPort) Connect(ctx context.Context, to ipl.IbisIdentifier, port str
 			return fmt.Errorf("%s: %w", what, err)
 		}
 		if rep.Code == ReplyAccepted {
-			// The connection joins the port only if it is still alive and the port still
-			// open, checked under the port's lock so that neither can change in between.
-			sp.mu.Lock()
-			oc.mu.Lock()
-			oc.c = c
-			gone, closed := oc.gone.Load(), sp.closed
-			if !gone && !closed {
-				sp.conns = append(sp.conns, oc)
-			}
-			oc.mu.Unlock()
-			sp.mu.Unlock()
-			switch {
-			case closed:
-				_ = c.Close()
-				return fmt.Errorf("%s: %w", what, ipl.ErrClosed)
-			case gone:
-				_ = c.Close()
-				return fmt.Errorf("%s: %w: the receiver closed the connection at once", what, ipl.ErrConnectionLost)
-			}
-			sp.log.Debug("connected", zap.Stringer("to", rid))
-			return nil
+			return sp.join(ctx, oc, c, what)
 		}
 		rerr := rep.Err()
 		last = rerr
@@ -202,6 +182,102 @@ func (sp *SendPort) Connect(ctx context.Context, to ipl.IbisIdentifier, port str
 			backoff *= 2
 		}
 	}
+}
+
+// reserve checks that the port may connect to rid and records the attempt; end
+// forgets it. A Connect to a port another Connect of this send port is already dialling
+// (to any port, when this port's type takes one receiver) waits for that one's outcome
+// and checks again: dialling too would only get "already connected" from the receiver
+// (which means "not yet" to the retry loop), or make a second connection where only one
+// may be. Waiting ends with ctx, which also ends when the port or the Ibis closes.
+func (sp *SendPort) reserve(ctx context.Context, rid ipl.ReceivePortIdentifier, what string) (end func(), err error) {
+	for {
+		sp.mu.Lock()
+		if sp.closed {
+			sp.mu.Unlock()
+			return nil, fmt.Errorf("%s: %w", what, ipl.ErrClosed)
+		}
+		for _, oc := range sp.conns {
+			if sameIbis(oc.to.Ibis, rid.Ibis) && oc.to.Name == rid.Name {
+				sp.mu.Unlock()
+				return nil, fmt.Errorf("%s: %w", what, ipl.ErrAlreadyConnected)
+			}
+		}
+		if len(sp.conns) > 0 && !sp.pt.OneToMany() {
+			sp.mu.Unlock()
+			return nil, fmt.Errorf("%s: %w: it is connected to %s and its type is %s", what, ipl.ErrNotOneToMany, sp.conns[0].to, sp.pt.ConnectionKind())
+		}
+		var busy chan struct{}
+		for _, d := range sp.dialing {
+			if !sp.pt.OneToMany() || sameIbis(d.to.Ibis, rid.Ibis) && d.to.Name == rid.Name {
+				busy = d.done
+				break
+			}
+		}
+		if busy == nil {
+			d := &dialing{to: rid, done: make(chan struct{})}
+			sp.dialing = append(sp.dialing, d)
+			sp.mu.Unlock()
+			return func() {
+				sp.mu.Lock()
+				for i, x := range sp.dialing {
+					if x == d {
+						sp.dialing = append(sp.dialing[:i:i], sp.dialing[i+1:]...)
+						break
+					}
+				}
+				sp.mu.Unlock()
+				close(d.done)
+			}, nil
+		}
+		sp.mu.Unlock()
+		select {
+		case <-busy:
+		case <-ctx.Done():
+			return nil, ctxError(ctx, what)
+		}
+	}
+}
+
+// join adds an accepted connection to the port, holding the token just for that, so
+// that the connection set changes between messages. A connection that cannot join (the
+// port closed, the Connect's time ran out while a message was live) is ended with a
+// goodbye: the receiver accepted it, and should see a clean disconnect, not a loss. One
+// that broke already is closed.
+func (sp *SendPort) join(ctx context.Context, oc *outConn, c OutConn, what string) error {
+	oc.mu.Lock()
+	oc.c = c
+	gone := oc.gone.Load()
+	oc.mu.Unlock()
+	if gone {
+		_ = c.Close()
+		return fmt.Errorf("%s: %w: the receiver closed the connection at once", what, ipl.ErrConnectionLost)
+	}
+	if err := sp.acquire(ctx, what); err != nil {
+		_ = oc.closeClean()
+		return err
+	}
+	defer sp.release()
+	// The connection joins the port only if it is still alive and the port still open,
+	// checked under the port's lock so that neither can change in between.
+	sp.mu.Lock()
+	oc.mu.Lock()
+	gone, closed := oc.gone.Load(), sp.closed
+	if !gone && !closed {
+		sp.conns = append(sp.conns, oc)
+	}
+	oc.mu.Unlock()
+	sp.mu.Unlock()
+	switch {
+	case closed:
+		_ = oc.closeClean()
+		return fmt.Errorf("%s: %w", what, ipl.ErrClosed)
+	case gone:
+		_ = c.Close()
+		return fmt.Errorf("%s: %w: the receiver closed the connection at once", what, ipl.ErrConnectionLost)
+	}
+	sp.log.Debug("connected", zap.Stringer("to", oc.to))
+	return nil
 }
 
 // ConnectGlobal connects to the receive port published under name.
@@ -444,7 +520,7 @@ func (oc *outConn) broken(cause error) error {
 			break
 		}
 	}
-	if found {
+	if found && sp.pt.Has(ipl.ConnectionDowncalls) { // else nobody could take the list
 		sp.lost = append(sp.lost, oc.to)
 	}
 	closed := sp.closed

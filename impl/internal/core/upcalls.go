@@ -39,11 +39,13 @@ func (p *ReceivePort) DisableMessageUpcalls() {
 	}
 }
 
+// startDispatcher runs a dispatcher on a goroutine of the instance, which Close waits
+// for and recognises as one that runs callbacks.
 func (p *ReceivePort) startDispatcher(stop chan struct{}) {
 	if stop == nil {
 		return
 	}
-	p.in.Go(func() { p.dispatch(stop) })
+	p.in.goCallback(runsUpcalls, p.name, func() { p.dispatch(stop) })
 }
 
 // dispatch delivers messages to the handler one at a time until upcalls are disabled,
@@ -93,9 +95,10 @@ func (p *ReceivePort) upcall(m *readMessage, stop chan struct{}) (handedOff bool
 	m.inUpcall = stop != nil
 	m.stop = stop
 	m.mu.Unlock()
-	var err error
-	p.in.callback(func() { err = p.cfg.MessageHandler(m) })
-	if err != nil {
+	// Called straight on this goroutine, so nothing is recorded per message: a
+	// dispatcher's goroutine made itself known to Close when it started, and Poll's is
+	// the program's own, which Close never waits for.
+	if err := p.cfg.MessageHandler(m); err != nil {
 		p.log.Warn("message handler failed", zap.Stringer("from", m.ic.from), zap.Error(err))
 	}
 	m.mu.Lock()
