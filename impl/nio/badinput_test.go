@@ -177,3 +177,10 @@ func TestStalledSendersAreCut(t *testing.T) {
 		t.Run(f, func(t *testing.T) { impltest.StalledSenders(t, Name, map[string]string{PropertyReceive: f}) })
 	}
 }
+
+// A connection request from outside the pool is refused, whichever flavour would serve it.
+func TestStrangersRefused(t *testing.T) {
+	for _, f := range []string{"blocking", "nonblocking", "thread"} {
+		t.Run(f, func(t *testing.T) { impltest.Strangers(t, Name, map[string]string{PropertyReceive: f}) })
+	}
+}

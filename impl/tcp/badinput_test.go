@@ -36,3 +36,6 @@ func TestWildcardHostRefused(t *testing.T) {
 
 // A peer that stops in the middle of a message is cut after the message timeout.
 func TestStalledSendersAreCut(t *testing.T) { impltest.StalledSenders(t, Name, nil) }
+
+// A connection request from outside the pool is refused.
+func TestStrangersRefused(t *testing.T) { impltest.Strangers(t, Name, nil) }

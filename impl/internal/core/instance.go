@@ -279,7 +279,32 @@ func (in *Instance) Accept(req *Request, conn InConn) (*Reply, *Acceptance) {
 	if rp == nil {
 		return &Reply{Code: ReplyNoSuchPort, Detail: fmt.Sprintf("%s has no receive port %q", in.id, req.To)}, nil
 	}
+	if req.From.Ibis.Pool != id.Pool {
+		// A stranger (another pool, or none): it may not reach a port of this pool.
+		return &Reply{Code: ReplyDenied, Detail: fmt.Sprintf("%s is in pool %q, the sender %s is not", id, id.Pool, req.From)}, nil
+	}
+	if cause := in.deadCause(req.From.Ibis); cause != nil {
+		return &Reply{Code: ReplyDenied, Detail: fmt.Sprintf("%s refuses %s: the registry declared its instance dead (%v); it must rejoin as a new member",
+			id, req.From, cause)}, nil
+	}
+	if !in.isMember(req.From.Ibis) {
+		// Not a member as far as this instance knows: a stranger posing as one, or a
+		// newcomer whose join this instance has not heard of yet (its Connect retries
+		// on this answer until the Joined event arrives here).
+		return &Reply{Code: ReplyNoSuchPort, Detail: fmt.Sprintf("the sender's instance %s is not (yet) a member of pool %q here", req.From.Ibis, id.Pool)}, nil
+	}
 	return rp.accept(req, conn)
+}
+
+// isMember reports whether id is a current member of the pool, as the registry has
+// told this instance.
+func (in *Instance) isMember(id ipl.IbisIdentifier) bool {
+	for _, m := range in.reg.Members() {
+		if m.ID == id.ID {
+			return true
+		}
+	}
+	return false
 }
 
 func (in *Instance) onEvent(e registry.Event) {

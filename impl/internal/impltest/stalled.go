@@ -121,3 +121,36 @@ func StalledSenders(t *testing.T, impl string, props map[string]string) {
 		ExpectClosed(t, stalls[i].name, c)
 	}
 }
+
+// Strangers checks that a connection request from outside the pool (another pool's
+// name, or a member number nobody has heard of) is refused and the connection dropped
+// at once: a peer outside the pool reaches no port.
+func Strangers(t *testing.T, impl string, props map[string]string) {
+	ib := NewIbis(t, impl, props)
+	if _, err := ib.CreateReceivePort(dataType, "in"); err != nil {
+		t.Fatal(err)
+	}
+	me := ib.Identifier()
+	for name, from := range map[string]ipl.IbisIdentifier{
+		"another pool": {Pool: me.Pool + "-not", ID: me.ID, Address: me.Address},
+		"no pool":      {ID: me.ID, Address: me.Address},
+		"not a member": {Pool: me.Pool, ID: "999999", Address: "127.0.0.1:1"},
+	} {
+		c, err := net.Dial("tcp", me.Address)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req := &core.Request{From: ipl.SendPortIdentifier{Ibis: from, Name: "stranger"}, To: "in", PortType: dataType.String()}
+		if err := core.WriteRequest(c, req); err != nil {
+			t.Fatal(err)
+		}
+		rep, err := core.ReadReply(c)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if rep.Code == core.ReplyAccepted {
+			t.Errorf("%s: a stranger's connection was accepted", name)
+		}
+		ExpectClosed(t, name, c)
+	}
+}
