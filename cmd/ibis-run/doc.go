@@ -11,7 +11,7 @@
 //	IBIS_REGISTRY   host:port of the registry
 //	IBIS_POOL       the pool name (-pool, default a fresh random name)
 //	IBIS_POOL_SIZE  N
-//	IBIS_RANK       the launch index 0..N-1 (informational; Ibis ranks come from the registry)
+//	IBIS_RANK       the launch index 0..N-1 (mpj takes it as the process's rank)
 //	IBIS_IMPL       the implementation, when -impl is given
 //	IBIS_HEARTBEAT  the heartbeat interval, when -heartbeat is given
 //

@@ -1,0 +1,72 @@
+// Package mpj is MPI-style message passing on the Ibis portability layer: ranks, tags,
+// point-to-point messages and collectives, for programs ported from MPI (or written in
+// its style) that should run on any Ibis implementation (tcp, nio, mp) and under any
+// launcher (ibis-run, mpirun, srun).
+//
+// # World and ranks
+//
+// New creates an Ibis and its world; Init makes the world of an Ibis the program
+// created itself (declaring PortTypes). The pool must be closed-world: its size is
+// the world's size. Every process must call Init, as MPI_Init. Ranks are agreed on by
+// all processes and follow the launcher:
+//
+//  1. WithRank, when the program gives one;
+//  2. else, under mp (mpirun, srun), the MPI rank: the instance's address is "mpi:RANK";
+//  3. else the launch index in IBIS_RANK, which ibis-run sets, so that a process's
+//     "[N]" output prefix and its rank are the same number;
+//  4. else, when no process has any of these, the registry's join order (the members
+//     sorted by join number, ipl.IbisIdentifier.Number).
+//
+// The processes gather each other's launch ranks in join order, so they all decide
+// alike; launch ranks that are not a permutation of 0..size-1, or that only some
+// processes have, fail Init on every process with ErrRanks.
+//
+// # Point-to-point
+//
+// Buffers are slices of a primitive type ([]float64, []int32, []byte, []bool, ...;
+// see Datatype); nil is an empty message. The element type travels with the message:
+// a receive into a slice of another type fails with ErrTypeMismatch, into a slice too
+// short with ErrTruncated (never a silent truncation); the message is consumed either
+// way. Status reports source, tag, element count and type. AnySource and AnyTag are
+// wildcards; messages from one sender on one communicator with one tag arrive in the
+// order they were sent (MPI's non-overtaking rule), whatever their size.
+//
+// How messages move: each process has one many-to-one receive port into which every
+// peer has connected one send port (at Init). Every message starts with a header
+// (communicator context, source rank, tag, element type, count). One dispatcher
+// goroutine per process drains the receive port and never waits for the program: a
+// message that matches a posted receive (Irecv, or a Recv already waiting) is read
+// straight into that receive's buffer; any other is read into a buffer of its own and
+// queued until a receive or probe asks for it. So standard-mode Send never waits for a
+// receive, at any size: the eager limit is unlimited, "both send, then both receive"
+// never deadlocks, and large messages cannot block the port for others. The price is
+// memory: messages sent ahead of their receives are held by the receiver, bounded by
+// what the program sends ahead. Ssend waits until the receiver has matched its message;
+// Isend completes before it returns. A message to the process itself is copied.
+//
+// # Communicators
+//
+// Dup and Split make communicators over the same or fewer processes. Every
+// communicator has its own context id, agreed on collectively (the maximum of the
+// members' lowest unused ids), for its point-to-point traffic and the next id for its
+// collectives: no message of one communicator ever matches a receive of another, and
+// a program's messages never match a collective's.
+//
+// # Collectives
+//
+// Barrier (dissemination), Bcast (binomial tree), Reduce (binomial tree), Allreduce
+// (recursive doubling, with a fold for sizes that are not powers of two), Gather and
+// Scatter (binomial trees), Allgather and Allgatherv (ring). No algorithm loops over
+// the ranks at a root. Reductions take an Op (Sum, Prod, Max, Min on every numeric
+// type; logical ops on []bool; bitwise ops on integers) and combine operands in an
+// order fixed by the ranks, never by arrival: results are identical in every run, and
+// Allreduce's are bit-identical on every rank, floating point included.
+//
+// # Failures and shutdown
+//
+// Every blocking call takes a context. When a peer's connection breaks (it died),
+// every pending and later operation of the world fails with an error matching
+// ipl.ErrConnectionLost, instead of hanging. Finalize is the collective end
+// (a barrier, then Close); Close ends the world at once. No goroutine of mpj outlives
+// Close.
+package mpj

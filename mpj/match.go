@@ -1,0 +1,227 @@
+package mpj
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/ibisgo/ibis/ipl"
+)
+
+// message is one that arrived before a receive matched it: its header and its
+// payload, read into memory the queue owns.
+type message struct {
+	h    header
+	data any
+}
+
+// recvOp is a posted receive: what it matches and where the payload goes.
+type recvOp struct {
+	ctx      uint32
+	src, tag int
+	buf      any
+	dtype    Datatype
+	room     int
+	req      *Request
+}
+
+// matches reports whether a message with header h satisfies the receive (src, tag):
+// the MPI matching rule, with wildcards.
+func matches(src, tag int, h *header) bool {
+	return (src == AnySource || src == int(h.src)) && (tag == AnyTag || tag == int(h.tag))
+}
+
+// engine matches incoming messages with receives, per context id. Messages that come
+// before their receive wait in the unexpected queue, receives that come before their
+// message wait in the posted queue; both queues are FIFO, and one goroutine (the
+// dispatcher) feeds messages in the order each connection delivers them, which gives
+// MPI's non-overtaking rule per (sender, communicator, tag). Queues are kept per
+// context id and created on first use, because a peer may send on a communicator
+// this process has not finished creating yet.
+type engine struct {
+	mu         sync.Mutex
+	unexpected map[uint32][]*message
+	posted     map[uint32][]*recvOp
+	// arrived is closed (and replaced) whenever a message joins an unexpected queue or
+	// the engine fails, to wake Probe.
+	arrived chan struct{}
+	err     error
+	// ack sends the acknowledgement of a matched Ssend; it must not block.
+	ack func(h header)
+}
+
+func newEngine(ack func(h header)) *engine {
+	return &engine{unexpected: map[uint32][]*message{}, posted: map[uint32][]*recvOp{},
+		arrived: make(chan struct{}), ack: ack}
+}
+
+// takePosted removes and returns the oldest posted receive that h matches, or nil.
+func (e *engine) takePosted(h *header) (*recvOp, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.err != nil {
+		return nil, e.err
+	}
+	return e.takePostedLocked(h), nil
+}
+
+func (e *engine) takePostedLocked(h *header) *recvOp {
+	q := e.posted[h.ctx]
+	for i, op := range q {
+		if matches(op.src, op.tag, h) {
+			e.posted[h.ctx] = append(q[:i:i], q[i+1:]...)
+			if len(e.posted[h.ctx]) == 0 {
+				delete(e.posted, h.ctx)
+			}
+			return op
+		}
+	}
+	return nil
+}
+
+// deliver hands a buffered message to the oldest matching posted receive, or queues it
+// as unexpected.
+func (e *engine) deliver(m *message) {
+	e.mu.Lock()
+	if e.err != nil {
+		e.mu.Unlock()
+		return
+	}
+	if op := e.takePostedLocked(&m.h); op != nil {
+		e.mu.Unlock()
+		e.complete(op, &m.h, m.data)
+		return
+	}
+	e.unexpected[m.h.ctx] = append(e.unexpected[m.h.ctx], m)
+	close(e.arrived)
+	e.arrived = make(chan struct{})
+	e.mu.Unlock()
+}
+
+// check says whether a message with header h fits the receive op, and why not.
+func check(op *recvOp, h *header) error {
+	if h.dtype != op.dtype {
+		return fmt.Errorf("%w: mpj: message from rank %d with tag %d holds %s, the receive buffer is a []%s",
+			ipl.ErrTypeMismatch, h.src, h.tag, h.dtype, op.dtype)
+	}
+	if h.count > int64(op.room) {
+		return fmt.Errorf("%w: message from rank %d with tag %d holds %d elements, the receive buffer %d",
+			ErrTruncated, h.src, h.tag, h.count, op.room)
+	}
+	return nil
+}
+
+// complete finishes op with a buffered payload (nil when it was read into op.buf
+// already, or when readErr says why it could not be).
+func (e *engine) complete(op *recvOp, h *header, data any) {
+	err := check(op, h)
+	if err == nil && data != nil {
+		copyBuf(op.buf, data)
+	}
+	e.finish(op, h, err)
+}
+
+// finish completes op and acknowledges a synchronous send, whether or not the buffer
+// fitted: the message was matched, which is what Ssend waits for.
+func (e *engine) finish(op *recvOp, h *header, err error) {
+	if h.syncID != 0 {
+		e.ack(*h)
+	}
+	op.req.finish(h.status(), err)
+}
+
+// post matches a new receive against the unexpected queue, or queues it. It returns
+// the matched message, or nil when op was posted.
+func (e *engine) post(op *recvOp) (*message, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.err != nil {
+		return nil, e.err
+	}
+	q := e.unexpected[op.ctx]
+	for i, m := range q {
+		if matches(op.src, op.tag, &m.h) {
+			e.unexpected[op.ctx] = append(q[:i:i], q[i+1:]...)
+			if len(e.unexpected[op.ctx]) == 0 {
+				delete(e.unexpected, op.ctx)
+			}
+			return m, nil
+		}
+	}
+	e.posted[op.ctx] = append(e.posted[op.ctx], op)
+	return nil, nil
+}
+
+// unpost removes op from the posted queue; false means a message has matched it
+// already (and its request completes soon).
+func (e *engine) unpost(op *recvOp) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	q := e.posted[op.ctx]
+	for i, o := range q {
+		if o == op {
+			e.posted[op.ctx] = append(q[:i:i], q[i+1:]...)
+			if len(e.posted[op.ctx]) == 0 {
+				delete(e.posted, op.ctx)
+			}
+			return true
+		}
+	}
+	return false
+}
+
+// probe returns the status of the oldest unexpected message matching (src, tag) in
+// context ctxID; with wait it waits for one until ctx ends.
+func (e *engine) probe(ctx context.Context, ctxID uint32, src, tag int, wait bool) (Status, bool, error) {
+	for {
+		e.mu.Lock()
+		if e.err != nil {
+			e.mu.Unlock()
+			return Status{}, false, e.err
+		}
+		for _, m := range e.unexpected[ctxID] {
+			if matches(src, tag, &m.h) {
+				e.mu.Unlock()
+				return m.h.status(), true, nil
+			}
+		}
+		ch := e.arrived
+		e.mu.Unlock()
+		if !wait {
+			return Status{}, false, nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return Status{}, false, ctxErr(ctx, "probe")
+		}
+	}
+}
+
+// fail ends the engine: every posted receive completes with err, and every later
+// operation fails with it. The first failure wins.
+func (e *engine) fail(err error) {
+	e.mu.Lock()
+	if e.err != nil {
+		e.mu.Unlock()
+		return
+	}
+	e.err = err
+	posted := e.posted
+	e.posted = map[uint32][]*recvOp{}
+	e.unexpected = map[uint32][]*message{}
+	close(e.arrived)
+	e.mu.Unlock()
+	for _, q := range posted {
+		for _, op := range q {
+			op.req.finish(Status{}, err)
+		}
+	}
+}
+
+// failure returns the engine's error, nil while it works.
+func (e *engine) failure() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.err
+}

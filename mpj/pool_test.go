@@ -1,0 +1,106 @@
+package mpj_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	_ "github.com/ibisgo/ibis/impl/nio"
+	_ "github.com/ibisgo/ibis/impl/tcp"
+	"github.com/ibisgo/ibis/internal/leakcheck"
+	"github.com/ibisgo/ibis/ipl"
+	"github.com/ibisgo/ibis/mpj"
+	"github.com/ibisgo/ibis/registry"
+)
+
+// envChild makes the test binary play one process of a pool.
+const envChild = "MPJ_TEST_CHILD"
+
+// poolTimeout bounds one pool's run; it only ends a hung run.
+const poolTimeout = 90 * time.Second
+
+// TestPool runs the whole suite (suite_test.go) in real pools of P = 1..5 processes on
+// tcp and nio: the test binary re-executes itself as each process, with an embedded
+// registry on 127.0.0.1. Launch ranks are given in the reverse of the start order, so
+// that ranks that merely followed the join order would be caught.
+func TestPool(t *testing.T) {
+	for _, impl := range []string{"tcp", "nio"} {
+		t.Run(impl, func(t *testing.T) {
+			t.Parallel()
+			for p := 1; p <= 5; p++ {
+				t.Run(fmt.Sprintf("P=%d", p), func(t *testing.T) { runPool(t, impl, p) })
+			}
+		})
+	}
+}
+
+func runPool(t *testing.T, impl string, p int) {
+	srv, err := registry.StartEmbedded("127.0.0.1:0", registry.WithHeartbeatInterval(10*time.Second))
+	if err != nil {
+		t.Fatalf("starting the registry: %v", err)
+	}
+	defer srv.Close()
+	pool := fmt.Sprintf("mpj-%s-%d-%d", impl, p, time.Now().UnixNano())
+	outs := make([]bytes.Buffer, p)
+	errs := make([]error, p)
+	var wg sync.WaitGroup
+	for i := range p {
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), envChild+"=1",
+			ipl.EnvRegistry+"="+srv.Addr(), ipl.EnvPool+"="+pool, ipl.EnvPoolSize+"="+strconv.Itoa(p),
+			ipl.EnvImpl+"="+impl, "IBIS_RANK="+strconv.Itoa(p-1-i))
+		cmd.Stdout, cmd.Stderr = &outs[i], &outs[i]
+		if err := cmd.Start(); err != nil {
+			t.Fatalf("starting process %d: %v", i, err)
+		}
+		wg.Go(func() {
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			select {
+			case errs[i] = <-done:
+			case <-time.After(poolTimeout + 10*time.Second):
+				_ = cmd.Process.Kill()
+				errs[i] = fmt.Errorf("did not end: %w", <-done)
+			}
+		})
+	}
+	wg.Wait()
+	for i := range p {
+		if errs[i] != nil {
+			t.Errorf("process %d (rank %d): %v\n%s", i, p-1-i, errs[i], outs[i].String())
+		}
+	}
+}
+
+// runChild is one process of a pool: it makes the world and runs the suite.
+func runChild() int {
+	ctx, cancel := context.WithTimeout(context.Background(), poolTimeout)
+	defer cancel()
+	w, err := mpj.New(ctx)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "mpj.New:", err)
+		return 1
+	}
+	if err := runSuite(ctx, w); err != nil {
+		fmt.Fprintf(os.Stderr, "rank %d of %d on %s: %v\n", w.Rank(), w.Size(), w.Implementation(), err)
+		_ = w.Close()
+		return 1
+	}
+	if err := w.Finalize(ctx); err != nil {
+		fmt.Fprintf(os.Stderr, "rank %d: Finalize: %v\n", w.Rank(), err)
+		return 1
+	}
+	if err := goleak.Find(leakcheck.Options()...); err != nil {
+		fmt.Fprintf(os.Stderr, "rank %d: goroutines outlive Finalize: %v\n", w.Rank(), err)
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,125 @@
+package mpj
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+
+	"github.com/ibisgo/ibis/ipl"
+)
+
+// Request is a pending non-blocking operation (Isend, Irecv), as MPI_Request. Its
+// buffer belongs to mpj until the request has completed: Wait or Test said so.
+type Request struct {
+	done   chan struct{}
+	status Status
+	err    error
+	// op is the posted receive of an Irecv, nil for a send.
+	op *recvOp
+}
+
+func newRequest() *Request { return &Request{done: make(chan struct{})} }
+
+// finish completes the request; it is called exactly once.
+func (r *Request) finish(st Status, err error) {
+	r.status, r.err = st, err
+	close(r.done)
+}
+
+// Wait waits until the request has completed and returns its status (for a send, the
+// zero Status) and error. If ctx ends first it returns ctx's error and the request
+// stays pending: its buffer still belongs to mpj, and Wait or Test may be called again.
+func (r *Request) Wait(ctx context.Context) (Status, error) {
+	select {
+	case <-r.done:
+		return r.status, r.err
+	default:
+	}
+	select {
+	case <-r.done:
+		return r.status, r.err
+	case <-ctx.Done():
+		return Status{}, ctxErr(ctx, "waiting for a request")
+	}
+}
+
+// Test reports without blocking whether the request has completed, and if so its
+// status and error (MPI_Test).
+func (r *Request) Test() (Status, bool, error) {
+	select {
+	case <-r.done:
+		return r.status, true, r.err
+	default:
+		return Status{}, false, nil
+	}
+}
+
+// WaitAll waits for every request (MPI_Waitall) and returns their statuses in the
+// order given; the error joins the errors of the requests that failed, each naming
+// its index. Nil requests are skipped, so a slice with holes can be passed.
+func WaitAll(ctx context.Context, reqs ...*Request) ([]Status, error) {
+	st := make([]Status, len(reqs))
+	var errs []error
+	for i, r := range reqs {
+		if r == nil {
+			continue
+		}
+		s, err := r.Wait(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return st, err
+			}
+			errs = append(errs, fmt.Errorf("request %d: %w", i, err))
+		}
+		st[i] = s
+	}
+	return st, errors.Join(errs...)
+}
+
+// WaitAny waits until one of the requests has completed (MPI_Waitany) and returns its
+// index, status and error. When several have completed it returns the lowest index,
+// so a loop over WaitAny is fair to none but deterministic. Nil requests are skipped;
+// with none left it returns -1 at once.
+func WaitAny(ctx context.Context, reqs ...*Request) (int, Status, error) {
+	cases := make([]reflect.SelectCase, 0, len(reqs)+1)
+	idx := make([]int, 0, len(reqs))
+	for i, r := range reqs {
+		if r == nil {
+			continue
+		}
+		select {
+		case <-r.done:
+			return i, r.status, r.err
+		default:
+		}
+		cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(r.done)})
+		idx = append(idx, i)
+	}
+	if len(idx) == 0 {
+		return -1, Status{}, nil
+	}
+	cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(ctx.Done())})
+	chosen, _, _ := reflect.Select(cases)
+	if chosen == len(idx) {
+		return -1, Status{}, ctxErr(ctx, "waiting for any request")
+	}
+	for _, i := range idx { // the lowest completed index, as documented
+		select {
+		case <-reqs[i].done:
+			return i, reqs[i].status, reqs[i].err
+		default:
+		}
+	}
+	i := idx[chosen]
+	return i, reqs[i].status, reqs[i].err
+}
+
+// ctxErr wraps the end of ctx so that it matches ipl.ErrTimeout when the deadline
+// passed (as ipl's own calls do) and the context's error in any case.
+func ctxErr(ctx context.Context, what string) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return fmt.Errorf("mpj: %s: %w (%w)", what, ipl.ErrTimeout, ctx.Err())
+	}
+	return fmt.Errorf("mpj: %s: %w", what, ctx.Err())
+}

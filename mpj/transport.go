@@ -1,0 +1,172 @@
+package mpj
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/ibisgo/ibis/ipl"
+)
+
+// dispatch drains the receive port until the world closes. It never waits for the
+// program: a message that matches a posted receive is read straight into that
+// receive's buffer, any other is read into a buffer of its own and queued. So one slow
+// receiver never stops the port, and large messages cannot deadlock it; the price is
+// that unexpected messages occupy memory until received (bounded by what the program
+// sends ahead of its receives).
+func (w *World) dispatch() {
+	defer w.wg.Done()
+	for {
+		m, err := w.rp.Receive(w.life)
+		if err != nil {
+			if !w.closing.Load() {
+				w.fail(fmt.Errorf("mpj: receiving: %w", err))
+			}
+			return
+		}
+		if err := w.handle(m); err != nil {
+			if !w.closing.Load() {
+				w.fail(fmt.Errorf("mpj: receiving from %s: %w", m.Origin().Ibis, err))
+			}
+			return
+		}
+	}
+}
+
+// handle reads one message and gives it to its receive, or to the unexpected queue.
+func (w *World) handle(m ipl.ReadMessage) error {
+	var h header
+	if err := h.read(m); err != nil {
+		_, _ = m.Finish()
+		return err
+	}
+	if h.kind == kindAck {
+		_, err := m.Finish()
+		w.acked(h.syncID)
+		return err
+	}
+	op, err := w.eng.takePosted(&h)
+	if err != nil { // the world failed: drop it
+		_, ferr := m.Finish()
+		return ferr
+	}
+	if op != nil {
+		cerr := check(op, &h)
+		if cerr == nil && h.count > 0 {
+			if err := m.ReadArray(sliceBuf(op.buf, 0, int(h.count))); err != nil {
+				_, _ = m.Finish()
+				op.req.finish(h.status(), fmt.Errorf("mpj: reading a message: %w", err))
+				return err
+			}
+		}
+		_, ferr := m.Finish() // skips the payload of a message that did not fit
+		w.eng.finish(op, &h, cerr)
+		return ferr
+	}
+	data := makeBuf(h.dtype, int(h.count))
+	if h.count > 0 {
+		if err := m.ReadArray(data); err != nil {
+			_, _ = m.Finish()
+			return err
+		}
+	}
+	if _, err := m.Finish(); err != nil {
+		return err
+	}
+	w.eng.deliver(&message{h: h, data: data})
+	return nil
+}
+
+// transmit sends one message to the process in slot s, or queues it locally when s is
+// this process (a copy, so the caller may reuse its buffer at once, as after any Send).
+func (w *World) transmit(ctx context.Context, s int, h header, buf any) error {
+	if s == w.slot {
+		if h.kind == kindAck {
+			w.acked(h.syncID)
+			return nil
+		}
+		if err := w.eng.failure(); err != nil {
+			return err
+		}
+		w.eng.deliver(&message{h: h, data: cloneBuf(buf)})
+		return nil
+	}
+	m, err := w.ports[s].NewMessage(ctx)
+	if err != nil {
+		return err
+	}
+	err = h.write(m)
+	if err == nil && h.count > 0 {
+		err = m.WriteArray(buf)
+	}
+	_, ferr := m.Finish()
+	return errors.Join(err, ferr)
+}
+
+// newSync registers an Ssend waiting for its ack.
+func (w *World) newSync() (int64, chan error, error) {
+	w.syncMu.Lock()
+	defer w.syncMu.Unlock()
+	if w.syncErr != nil {
+		return 0, nil, w.syncErr
+	}
+	w.syncNext++
+	ch := make(chan error, 1)
+	w.syncWait[w.syncNext] = ch
+	return w.syncNext, ch, nil
+}
+
+// dropSync forgets an Ssend that stopped waiting.
+func (w *World) dropSync(id int64) {
+	w.syncMu.Lock()
+	delete(w.syncWait, id)
+	w.syncMu.Unlock()
+}
+
+// acked releases the Ssend with the given id.
+func (w *World) acked(id int64) {
+	w.syncMu.Lock()
+	ch := w.syncWait[id]
+	delete(w.syncWait, id)
+	w.syncMu.Unlock()
+	if ch != nil {
+		ch <- nil
+	}
+}
+
+// queueAck asks the ack sender to acknowledge a matched Ssend. It never blocks: it is
+// called by the dispatcher, which must not wait for the network (two dispatchers each
+// writing an ack to the other, neither reading, could deadlock).
+func (w *World) queueAck(h header) {
+	w.ackMu.Lock()
+	w.acks = append(w.acks, header{kind: kindAck, syncID: h.syncID, from: h.from})
+	w.ackMu.Unlock()
+	select {
+	case w.ackWake <- struct{}{}:
+	default:
+	}
+}
+
+// ackLoop sends queued acks until the world closes.
+func (w *World) ackLoop() {
+	defer w.wg.Done()
+	for {
+		select {
+		case <-w.life.Done():
+			return
+		case <-w.ackWake:
+		}
+		w.ackMu.Lock()
+		acks := w.acks
+		w.acks = nil
+		w.ackMu.Unlock()
+		for _, a := range acks {
+			if a.from < 0 || int(a.from) >= len(w.ports) {
+				continue // a corrupt header; its sender is not ours to find
+			}
+			if err := w.transmit(w.life, int(a.from), a, nil); err != nil && !w.closing.Load() {
+				w.fail(fmt.Errorf("mpj: acknowledging a synchronous send: %w", err))
+			}
+		}
+	}
+}
