@@ -90,8 +90,8 @@ func (r *Reader) parse(first bool) error {
 		r.bulkSec, r.bulkLeft, r.bulkPad = bulkSec, body, int(padded-body)
 		return nil
 	}
-	b := r.bodyBuf(int(padded))
-	if err := r.fill(b, "packet body"); err != nil {
+	b, err := r.readBody(int(padded))
+	if err != nil {
 		return err
 	}
 	for _, c := range b[body:] {
@@ -108,13 +108,34 @@ func (r *Reader) parse(first bool) error {
 	return nil
 }
 
-// bodyBuf returns an 8-byte aligned buffer of n bytes for a packet body.
-func (r *Reader) bodyBuf(n int) []byte {
-	if cap(r.buf) < n {
-		c := max(n, min(2*cap(r.buf), r.cfg.maxPacket), 512)
-		r.buf = AsBytes(make([]uint64, (c+7)/8))
+// bodyStart is the first buffer a small packet's body is read into when the reader
+// has none large enough; it doubles as the bytes come.
+const bodyStart = 4 << 10
+
+// readBody reads a small packet's body of n bytes into the reader's 8-byte aligned
+// buffer. A buffer too small grows with the bytes that actually arrive (doubling, from
+// bodyStart), not with what the header announced: a peer that sends headers announcing
+// 64 KiB bodies and nothing more makes the receiver hold a few KiB per connection, not
+// 64 KiB. The buffer is kept for the next packets.
+func (r *Reader) readBody(n int) ([]byte, error) {
+	if cap(r.buf) >= n {
+		b := r.buf[:n]
+		return b, r.fill(b, "packet body")
 	}
-	return r.buf[:n]
+	have := 0
+	for c := max(cap(r.buf), min(n, bodyStart)); ; c = min(n, 2*c) {
+		if cap(r.buf) < c {
+			nb := AsBytes(make([]uint64, (c+7)/8))
+			copy(nb, r.buf[:have])
+			r.buf = nb
+		}
+		if err := r.fill(r.buf[have:c], "packet body"); err != nil {
+			return nil, err
+		}
+		if have = c; have == n {
+			return r.buf[:n], nil
+		}
+	}
 }
 
 // bulkRead accounts for n bytes of the bulk body read and, at its end,
