@@ -127,6 +127,11 @@ var _ = register(&testCase{
 		if got := len(sp2.ConnectedTo()); got != 0 {
 			t.Errorf("a closed port has %d connections", got)
 		}
+		// Only now may the late receiver's process end: the Connect above must meet a
+		// live instance without the port, not a refused dial.
+		if err := e.Ibis.Registry().Signal(e.Ctx, "done", late); err != nil {
+			t.Fatal(err)
+		}
 	},
 	child: func(e *Env) error {
 		if e.Index == 1 {
@@ -139,7 +144,10 @@ var _ = register(&testCase{
 			}
 			defer rp.Close()
 			// The late receiver gets the messages sent once it is connected: the last.
-			return receiveInt32(e, rp, -1)
+			if err := receiveInt32(e, rp, -1); err != nil {
+				return err
+			}
+			return waitSignal(e, "done")
 		}
 		rp, err := e.Ibis.CreateReceivePort(OneToMany, "early")
 		if err != nil {
