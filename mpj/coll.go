@@ -21,6 +21,12 @@ const (
 	tagGather
 	tagScatter
 	tagAllgather
+	tagGatherv
+	tagScatterv
+	tagAlltoall
+	tagScan
+	tagReduceScatter
+	tagAllreduceLarge
 )
 
 // csend sends on the collective context.

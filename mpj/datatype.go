@@ -41,6 +41,20 @@ func (d Datatype) String() string {
 	return datatypeNames[d]
 }
 
+// size returns the size of one element in bytes (int and uint as 8, as on the
+// 64-bit platforms Ibis runs on).
+func (d Datatype) size() int {
+	switch d {
+	case Bool, Byte, Int8:
+		return 1
+	case Int16, Uint16:
+		return 2
+	case Int32, Uint32, Float32:
+		return 4
+	}
+	return 8
+}
+
 // bufInfo returns the element type and length of a buffer, or an error naming the
 // unsupported Go type. A nil buffer is an empty []byte, so that messages without
 // payload (barriers, zero-length sends) need no buffer.

@@ -55,18 +55,36 @@
 // # Collectives
 //
 // Barrier (dissemination), Bcast (binomial tree), Reduce (binomial tree), Allreduce
-// (recursive doubling, with a fold for sizes that are not powers of two), Gather and
-// Scatter (binomial trees), Allgather and Allgatherv (ring). No algorithm loops over
-// the ranks at a root. Reductions take an Op (Sum, Prod, Max, Min on every numeric
-// type; logical ops on []bool; bitwise ops on integers) and combine operands in an
-// order fixed by the ranks, never by arrival: results are identical in every run, and
-// Allreduce's are bit-identical on every rank, floating point included.
+// (recursive doubling, with a fold for sizes that are not powers of two; above 64 KiB
+// Rabenseifner's reduce-scatter and allgather, which brackets the operands exactly as
+// recursive doubling does, so the size of a vector never changes its bits), Gather,
+// Gatherv, Scatter and Scatterv (binomial trees; the v-variants need the counts at the
+// root only), Allgather and Allgatherv (ring), Alltoall and Alltoallv (pairwise
+// exchange), Scan and Exscan (recursive doubling), Reduce_scatter and
+// Reduce_scatter_block (pairwise exchange, each rank folding its block). No algorithm
+// loops over the ranks at a root. Reductions take an Op: Sum, Prod, Max, Min on every
+// numeric type; logical ops on []bool; bitwise ops on integers; MaxLoc and MinLoc on
+// (value, index) pairs stored flat in one numeric slice; or an operator NewOp makes
+// from a Go function, commutative or not. Operands are combined in an order fixed by
+// the ranks, never by arrival, and in rank order for an operator that is not
+// commutative: a result is the same in every run with the same number of processes,
+// and Allreduce's is bit-identical on every rank, floating point included. Different
+// collectives (Reduce and Allreduce, say) and different process counts may bracket a
+// floating-point sum differently, as in MPI.
 //
 // # Failures and shutdown
 //
-// Every blocking call takes a context. When a peer's connection breaks (it died),
-// every pending and later operation of the world fails with an error matching
-// ipl.ErrConnectionLost, instead of hanging. Finalize is the collective end
+// Every blocking call takes a context. When a peer's connection breaks (it died, even
+// by SIGKILL, or the network broke), every pending and later operation of the world
+// fails with an error matching ipl.ErrConnectionLost, instead of hanging. When a peer
+// closes its world cleanly (Close without Finalize, on its error path), its
+// connection ends after its last message, so what still waits for that peer (a
+// receive from its rank, in a program or inside a collective; an Ssend to it) fails
+// with an error matching ipl.ErrConnectionLost, as do later sends to it and receives
+// from it that no queued message satisfies; receives from AnySource wait on, since
+// another rank may still send. A rank waiting only for a survivor learns of the
+// failure when that survivor closes in turn, which a program's error path does.
+// Under mp a dead rank makes MPI abort the whole job. Finalize is the collective end
 // (a barrier, then Close); Close ends the world at once. No goroutine of mpj outlives
 // Close.
 package mpj

@@ -11,6 +11,10 @@ import (
 
 func TestMain(m *testing.M) {
 	if os.Getenv(envChild) != "" {
+		if op := os.Getenv(envScenario); op != "" {
+			// A process of a pool that TestPeerGone started (failure_test.go).
+			os.Exit(runScenario(op))
+		}
 		// A process of a pool that TestPool started (pool_test.go).
 		os.Exit(runChild())
 	}

@@ -19,10 +19,13 @@ type message struct {
 type recvOp struct {
 	ctx      uint32
 	src, tag int
-	buf      any
-	dtype    Datatype
-	room     int
-	req      *Request
+	// slot is the world slot of src, -1 for AnySource: a departure of that process
+	// fails the receive.
+	slot  int
+	buf   any
+	dtype Datatype
+	room  int
+	req   *Request
 }
 
 // matches reports whether a message with header h satisfies the receive (src, tag):
@@ -46,13 +49,16 @@ type engine struct {
 	// the engine fails, to wake Probe.
 	arrived chan struct{}
 	err     error
+	// gone holds, by world slot, why a peer that closed its world (without a broken
+	// connection: Close instead of Finalize, or after it) can send no more.
+	gone map[int]error
 	// ack sends the acknowledgement of a matched Ssend; it must not block.
 	ack func(h header)
 }
 
 func newEngine(ack func(h header)) *engine {
 	return &engine{unexpected: map[uint32][]*message{}, posted: map[uint32][]*recvOp{},
-		arrived: make(chan struct{}), ack: ack}
+		arrived: make(chan struct{}), gone: map[int]error{}, ack: ack}
 }
 
 // takePosted removes and returns the oldest posted receive that h matches, or nil.
@@ -148,8 +154,54 @@ func (e *engine) post(op *recvOp) (*message, error) {
 			return m, nil
 		}
 	}
+	if err := e.gone[op.slot]; op.slot >= 0 && err != nil {
+		return nil, err
+	}
 	e.posted[op.ctx] = append(e.posted[op.ctx], op)
 	return nil, nil
+}
+
+// depart records that the process in slot has closed its world: every message it sent
+// has been delivered (its connection ended after them), so posted receives from it
+// that are still waiting can never complete and fail with err, as do later receives
+// from it that no queued message matches. Receives from AnySource stay: another rank
+// may still send.
+func (e *engine) depart(slot int, err error) {
+	e.mu.Lock()
+	if e.err != nil || e.gone[slot] != nil {
+		e.mu.Unlock()
+		return
+	}
+	e.gone[slot] = err
+	var failed []*recvOp
+	for id, q := range e.posted {
+		kept := q[:0:0]
+		for _, op := range q {
+			if op.slot == slot {
+				failed = append(failed, op)
+			} else {
+				kept = append(kept, op)
+			}
+		}
+		if len(kept) == 0 {
+			delete(e.posted, id)
+		} else {
+			e.posted[id] = kept
+		}
+	}
+	close(e.arrived) // wakes a Probe waiting for it
+	e.arrived = make(chan struct{})
+	e.mu.Unlock()
+	for _, op := range failed {
+		op.req.finish(Status{}, err)
+	}
+}
+
+// departed returns why the process in slot can send no more, nil while it can.
+func (e *engine) departed(slot int) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.gone[slot]
 }
 
 // unpost removes op from the posted queue; false means a message has matched it
@@ -171,8 +223,9 @@ func (e *engine) unpost(op *recvOp) bool {
 }
 
 // probe returns the status of the oldest unexpected message matching (src, tag) in
-// context ctxID; with wait it waits for one until ctx ends.
-func (e *engine) probe(ctx context.Context, ctxID uint32, src, tag int, wait bool) (Status, bool, error) {
+// context ctxID; with wait it waits for one until ctx ends, or until the process in
+// slot (src's, -1 for AnySource) has departed.
+func (e *engine) probe(ctx context.Context, ctxID uint32, src, tag, slot int, wait bool) (Status, bool, error) {
 	for {
 		e.mu.Lock()
 		if e.err != nil {
@@ -186,7 +239,11 @@ func (e *engine) probe(ctx context.Context, ctxID uint32, src, tag int, wait boo
 			}
 		}
 		ch := e.arrived
+		gone := e.gone[slot]
 		e.mu.Unlock()
+		if wait && slot >= 0 && gone != nil {
+			return Status{}, false, gone
+		}
 		if !wait {
 			return Status{}, false, nil
 		}

@@ -5,6 +5,8 @@ import (
 	"math"
 	"slices"
 	"testing"
+
+	"github.com/ibisgo/ibis/ipl"
 )
 
 func TestCombine(t *testing.T) {
@@ -70,5 +72,37 @@ func TestBinomialShape(t *testing.T) {
 		if m := topMask(p); p > 1 && (m >= p || 2*m < p) {
 			t.Errorf("topMask(%d) = %d", p, m)
 		}
+	}
+}
+
+func TestLocAndUserOps(t *testing.T) {
+	f := []float64{3, 7, 2, 5, 1, 9}
+	combine(MaxLoc, f, f, []float64{3, 4, 8, 1, 0, 0})
+	if !slices.Equal(f, []float64{3, 4, 8, 1, 1, 9}) {
+		t.Errorf("MaxLoc: %v (a tie keeps the smaller index)", f)
+	}
+	i := []int32{3, 7, 2, 5}
+	combine(MinLoc, i, i, []int32{3, 4, 8, 1})
+	if !slices.Equal(i, []int32{3, 4, 2, 5}) {
+		t.Errorf("MinLoc: %v", i)
+	}
+	if err := MaxLoc.appliesTo(Bool); !errors.Is(err, ErrTypeMismatch) {
+		t.Errorf("MaxLoc on bool: %v", err)
+	}
+	sub, err := NewOp(func(a, b int64) int64 { return a - b }, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sub.commutative() || sub.appliesTo(Int64) != nil || !errors.Is(sub.appliesTo(Int32), ErrTypeMismatch) {
+		t.Errorf("user op: commutative %v, on int64 %v", sub.commutative(), sub.appliesTo(Int64))
+	}
+	d := []int64{10, 1}
+	combine(sub, d, d, []int64{3, 5})
+	if !slices.Equal(d, []int64{7, -4}) {
+		t.Errorf("user op a-b: %v", d)
+	}
+	sub.Free()
+	if err := sub.appliesTo(Int64); !errors.Is(err, ipl.ErrInvalidArgument) {
+		t.Errorf("a freed op: %v", err)
 	}
 }

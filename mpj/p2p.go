@@ -71,7 +71,7 @@ func (c *Comm) Probe(ctx context.Context, source, tag int) (Status, error) {
 	if err := checkTag(tag, true); err != nil {
 		return Status{}, err
 	}
-	st, _, err := c.w.eng.probe(ctx, c.ctx, source, tag, true)
+	st, _, err := c.w.eng.probe(ctx, c.ctx, source, tag, c.slotOf(source), true)
 	return st, err
 }
 
@@ -84,7 +84,7 @@ func (c *Comm) Iprobe(source, tag int) (Status, bool, error) {
 	if err := checkTag(tag, true); err != nil {
 		return Status{}, false, err
 	}
-	return c.w.eng.probe(context.Background(), c.ctx, source, tag, false)
+	return c.w.eng.probe(context.Background(), c.ctx, source, tag, c.slotOf(source), false)
 }
 
 // Sendrecv sends sendbuf to dest and receives into recvbuf from source (MPI_Sendrecv):
@@ -123,9 +123,12 @@ func (c *Comm) send(ctx context.Context, id uint32, buf any, dest, tag int, sync
 	}
 	h := header{kind: kindData, dtype: dt, ctx: id, src: int32(c.rank), tag: int32(tag),
 		from: int32(c.w.slot), count: int64(n)}
+	if err := c.w.eng.departed(c.slots[dest]); err != nil {
+		return fmt.Errorf("mpj: send to rank %d: %w", dest, err)
+	}
 	var acked chan error
 	if sync {
-		if h.syncID, acked, err = c.w.newSync(); err != nil {
+		if h.syncID, acked, err = c.w.newSync(c.slots[dest]); err != nil {
 			return err
 		}
 	}
@@ -157,7 +160,7 @@ func (c *Comm) irecv(id uint32, buf any, source, tag int) (*Request, error) {
 	if err != nil {
 		return nil, err
 	}
-	op := &recvOp{ctx: id, src: source, tag: tag, buf: buf, dtype: dt, room: n, req: newRequest()}
+	op := &recvOp{ctx: id, src: source, tag: tag, slot: c.slotOf(source), buf: buf, dtype: dt, room: n, req: newRequest()}
 	op.req.op = op
 	m, err := c.w.eng.post(op)
 	if err != nil {
@@ -194,6 +197,14 @@ func (c *Comm) wait(ctx context.Context, r *Request) (Status, error) {
 // cancel withdraws a posted receive; false if a message matched it already.
 func (c *Comm) cancel(r *Request) bool {
 	return r.op == nil || c.w.eng.unpost(r.op)
+}
+
+// slotOf returns the world slot of a rank, -1 for AnySource.
+func (c *Comm) slotOf(rank int) int {
+	if rank == AnySource {
+		return -1
+	}
+	return c.slots[rank]
 }
 
 func (c *Comm) checkSource(source int) error {

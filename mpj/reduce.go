@@ -15,6 +15,9 @@ func reduceArgs(sendbuf, recvbuf any, op Op, needRecv bool) (Datatype, int, erro
 	if err := op.appliesTo(dt); err != nil {
 		return 0, 0, err
 	}
+	if op.pairs() && n%2 != 0 {
+		return 0, 0, fmt.Errorf("%w: %s needs (value, index) pairs, the buffer holds %d elements", ErrCount, op, n)
+	}
 	if needRecv {
 		rt, rn, err := bufInfo(recvbuf)
 		if err != nil {
@@ -31,7 +34,9 @@ func reduceArgs(sendbuf, recvbuf any, op Op, needRecv bool) (Datatype, int, erro
 // (MPI_Reduce); recvbuf is ignored (may be nil) on the other ranks, and may be
 // sendbuf itself at the root. It is a binomial tree over ranks relative to the root:
 // each rank combines its subtree's partial results in a fixed order (lower relative
-// rank on the left), so the result is the same in every run.
+// rank on the left), so the result is the same in every run. For an operator that is
+// not commutative (NewOp) the tree is rooted at rank 0, which keeps rank order, and
+// rank 0 sends the result to root.
 func (c *Comm) Reduce(ctx context.Context, sendbuf, recvbuf any, op Op, root int) error {
 	if err := c.reduce(ctx, sendbuf, recvbuf, op, root); err != nil {
 		return fmt.Errorf("mpj: Reduce(%s): %w", op, err)
@@ -47,6 +52,29 @@ func (c *Comm) reduce(ctx context.Context, sendbuf, recvbuf any, op Op, root int
 	if err != nil {
 		return err
 	}
+	if !op.commutative() && root != 0 {
+		// The tree below keeps rank order only when it is rooted at rank 0.
+		var res any
+		if c.rank == 0 {
+			res = makeBuf(dt, cnt)
+		}
+		if err := c.reduceTree(ctx, sendbuf, res, op, 0, dt, cnt); err != nil {
+			return err
+		}
+		switch c.rank {
+		case 0:
+			return c.csend(ctx, res, root, tagReduce)
+		case root:
+			return c.crecv(ctx, recvbuf, 0, tagReduce)
+		}
+		return nil
+	}
+	return c.reduceTree(ctx, sendbuf, recvbuf, op, root, dt, cnt)
+}
+
+// reduceTree is the binomial tree of Reduce over ranks relative to root: it combines
+// in rank order when root is 0, in relative-rank order otherwise.
+func (c *Comm) reduceTree(ctx context.Context, sendbuf, recvbuf any, op Op, root int, dt Datatype, cnt int) error {
 	n := c.Size()
 	vr := (c.rank - root + n) % n
 	acc := cloneBuf(sendbuf)
@@ -73,6 +101,16 @@ func (c *Comm) reduce(ctx context.Context, sendbuf, recvbuf any, op Op, root int
 // data to the odd one, and gets the result back at the end. Partners combine with the
 // lower rank's partial result on the left, so every rank evaluates the same expression
 // tree and the results are bit-identical on every rank, floating point included.
+//
+// Above 64 KiB it is Rabenseifner's algorithm instead: the same fold, a reduce-scatter
+// by recursive halving of the vector (each rank ends with 1/2^k of it reduced), then an
+// allgather by recursive doubling, so each rank sends and receives about twice the
+// vector in all instead of log2 p times. Its halving steps combine the same aligned
+// blocks of ranks in the same order as recursive doubling, so both algorithms give
+// the same bits: a result is identical on every rank of one run, and the same in every
+// run with the same number of processes whatever the vector's length. With another
+// number of processes the bracketing differs, and a floating-point sum may differ in
+// its last bits, as in MPI.
 func (c *Comm) Allreduce(ctx context.Context, sendbuf, recvbuf any, op Op) error {
 	if err := c.allreduce(ctx, sendbuf, recvbuf, op); err != nil {
 		return fmt.Errorf("mpj: Allreduce(%s): %w", op, err)
@@ -86,6 +124,9 @@ func (c *Comm) allreduce(ctx context.Context, sendbuf, recvbuf any, op Op) error
 		return err
 	}
 	n, rank := c.Size(), c.rank
+	if n > 1 && cnt*dt.size() > largeAllreduce {
+		return c.allreduceLarge(ctx, sendbuf, recvbuf, op, dt, cnt)
+	}
 	acc := cloneBuf(sendbuf)
 	tmp := makeBuf(dt, cnt)
 	pof2 := topMask(n + 1) // the largest power of two <= n
@@ -127,6 +168,96 @@ func (c *Comm) allreduce(ctx context.Context, sendbuf, recvbuf any, op Op) error
 			err = c.csend(ctx, acc, rank-1, tagAllreduce)
 		} else {
 			err = c.crecv(ctx, acc, rank+1, tagAllreduce)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	copyBuf(recvbuf, acc)
+	return nil
+}
+
+// largeAllreduce is the size in bytes above which Allreduce uses Rabenseifner's
+// algorithm.
+const largeAllreduce = 64 << 10
+
+// allreduceLarge is Rabenseifner's Allreduce: fold to a power of two, reduce-scatter
+// by recursive halving with the distance doubling (so partners always hold aligned,
+// contiguous blocks of ranks and combine lower on the left, exactly as recursive
+// doubling does), allgather retracing the halving steps, unfold.
+func (c *Comm) allreduceLarge(ctx context.Context, sendbuf, recvbuf any, op Op, dt Datatype, cnt int) error {
+	n, rank := c.Size(), c.rank
+	acc := cloneBuf(sendbuf)
+	tmp := makeBuf(dt, cnt)
+	pof2 := topMask(n + 1)
+	rem := n - pof2
+	newrank := rank - rem
+	if rank < 2*rem {
+		if rank%2 == 0 {
+			if err := c.csend(ctx, acc, rank+1, tagAllreduceLarge); err != nil {
+				return err
+			}
+			newrank = -1
+		} else {
+			if err := c.crecv(ctx, tmp, rank-1, tagAllreduceLarge); err != nil {
+				return err
+			}
+			combine(op, acc, tmp, acc)
+			newrank = rank / 2
+		}
+	}
+	if newrank >= 0 {
+		rankOf := func(nr int) int { // a new rank's rank in c
+			if nr < rem {
+				return 2*nr + 1
+			}
+			return nr + rem
+		}
+		unit := 1
+		if op.pairs() {
+			unit = 2
+		}
+		type seg struct{ lo, hi, mid int }
+		var steps []seg // the segment split at each step, by increasing mask
+		lo, hi := 0, cnt
+		for mask := 1; mask < pof2; mask <<= 1 {
+			mid := lo + (hi-lo)/unit/2*unit
+			steps = append(steps, seg{lo, hi, mid})
+			dst := rankOf(newrank ^ mask)
+			keepLo, keepHi, sendLo, sendHi := lo, mid, mid, hi
+			if newrank&mask != 0 {
+				keepLo, keepHi, sendLo, sendHi = mid, hi, lo, mid
+			}
+			in := sliceBuf(tmp, keepLo, keepHi)
+			if err := c.csendrecv(ctx, sliceBuf(acc, sendLo, sendHi), dst, in, dst, tagAllreduceLarge); err != nil {
+				return err
+			}
+			mine := sliceBuf(acc, keepLo, keepHi)
+			if newrank&mask != 0 { // the partner's ranks are below mine
+				combine(op, mine, in, mine)
+			} else {
+				combine(op, mine, mine, in)
+			}
+			lo, hi = keepLo, keepHi
+		}
+		for i := len(steps) - 1; i >= 0; i-- {
+			mask, s := 1<<i, steps[i]
+			dst := rankOf(newrank ^ mask)
+			haveLo, haveHi, getLo, getHi := s.lo, s.mid, s.mid, s.hi
+			if newrank&mask != 0 {
+				haveLo, haveHi, getLo, getHi = s.mid, s.hi, s.lo, s.mid
+			}
+			if err := c.csendrecv(ctx, sliceBuf(acc, haveLo, haveHi), dst, sliceBuf(acc, getLo, getHi), dst, tagAllreduceLarge); err != nil {
+				return err
+			}
+		}
+	}
+	if rank < 2*rem {
+		var err error
+		if rank%2 == 1 {
+			err = c.csend(ctx, acc, rank-1, tagAllreduceLarge)
+		} else {
+			err = c.crecv(ctx, acc, rank+1, tagAllreduceLarge)
 		}
 		if err != nil {
 			return err

@@ -30,6 +30,8 @@ func runSuite(ctx context.Context, w *mpj.World) error {
 		{"collectives", checkCollectives},
 		{"reductions", checkReductions},
 		{"communicators", checkCommunicators},
+		{"more collectives", checkMoreCollectives},
+		{"large allreduce", checkLargeAllreduce},
 	}
 	for _, s := range steps {
 		if err := s.f(ctx, w); err != nil {
@@ -39,9 +41,21 @@ func runSuite(ctx context.Context, w *mpj.World) error {
 	return nil
 }
 
+// envMPI marks the processes of an mpirun job (mpirun_test.go, build tag mpi).
+const envMPI = "MPJ_TEST_MPI"
+
+// launchRank returns the rank and size the launcher of an mpirun job gave this
+// process; mpirun_test.go sets it under the build tag mpi.
+var launchRank = func() (rank, size int, ok bool) { return 0, 0, false }
+
 func checkRanks(_ context.Context, w *mpj.World) error {
 	want, _ := strconv.Atoi(os.Getenv("IBIS_RANK"))
 	size, _ := strconv.Atoi(os.Getenv(ipl.EnvPoolSize))
+	if r, s, ok := launchRank(); ok { // under mpirun: Open MPI's rank, from the mpi:RANK address
+		want, size = r, s
+	} else if os.Getenv(envMPI) != "" {
+		return fmt.Errorf("under mpirun without OMPI_COMM_WORLD_RANK and OMPI_COMM_WORLD_SIZE")
+	}
 	if w.Rank() != want || w.Size() != size {
 		return fmt.Errorf("rank %d of %d, want %d of %d (the launch index)", w.Rank(), w.Size(), want, size)
 	}
@@ -565,4 +579,357 @@ func checkCommunicators(ctx context.Context, w *mpj.World) error {
 		}
 	}
 	return w.Barrier(ctx)
+}
+
+// checkMoreCollectives: Gatherv and Scatterv from every root (counts of 0 included,
+// displacements with gaps), Alltoall, Alltoallv, Scan and Exscan, Reduce_scatter and
+// Reduce_scatter_block, MaxLoc and MinLoc, and operators made from Go functions, one
+// of them not commutative, in every reduction. Expected values are closed formulas or
+// loops over what every rank gave.
+func checkMoreCollectives(ctx context.Context, w *mpj.World) error {
+	p, me := w.Size(), w.Rank()
+	gcounts := make([]int, p) // rank r gives r%3 elements: 0, 1, 2, 0, 1
+	gdispls := make([]int, p) // in reverse rank order, with a gap of one after each
+	off := 0
+	for r := p - 1; r >= 0; r-- {
+		gcounts[r] = r % 3
+		gdispls[r] = off
+		off += gcounts[r] + 1
+	}
+	val := func(r, j int) int32 { return int32(100*r + j) }
+	for root := range p {
+		mine := make([]int32, gcounts[me])
+		for j := range mine {
+			mine[j] = val(me, j)
+		}
+		var all []int32
+		if me == root {
+			all = make([]int32, off)
+		}
+		if err := w.Gatherv(ctx, mine, all, gcounts, gdispls, root); err != nil {
+			return err
+		}
+		if me == root {
+			for r := range p {
+				for j := range gcounts[r] {
+					if all[gdispls[r]+j] != val(r, j) {
+						return fmt.Errorf("Gatherv to %d: %v (counts %v, displs %v)", root, all, gcounts, gdispls)
+					}
+				}
+			}
+		}
+		var src []int32
+		if me == root {
+			src = make([]int32, off)
+			for r := range p {
+				for j := range gcounts[r] {
+					src[gdispls[r]+j] = val(r, j) + int32(root)
+				}
+			}
+		}
+		part := make([]int32, gcounts[me])
+		if err := w.Scatterv(ctx, src, part, gcounts, gdispls, root); err != nil {
+			return err
+		}
+		for j, v := range part {
+			if v != val(me, j)+int32(root) {
+				return fmt.Errorf("Scatterv from %d: %v", root, part)
+			}
+		}
+	}
+
+	a2a := make([]int64, 2*p)
+	for j := range p {
+		a2a[2*j], a2a[2*j+1] = int64(1000*me+10*j), int64(1000*me+10*j+1)
+	}
+	got := make([]int64, 2*p)
+	if err := w.Alltoall(ctx, a2a, got); err != nil {
+		return err
+	}
+	for i := range p {
+		if got[2*i] != int64(1000*i+10*me) || got[2*i+1] != int64(1000*i+10*me+1) {
+			return fmt.Errorf("Alltoall: %v", got)
+		}
+	}
+	// Alltoallv: rank i sends rank j (i+j)%3 elements of value 100i+j.
+	scounts, rcounts := make([]int, p), make([]int, p)
+	var sbuf []float32
+	rtotal := 0
+	for j := range p {
+		scounts[j] = (me + j) % 3
+		for range scounts[j] {
+			sbuf = append(sbuf, float32(100*me+j))
+		}
+		rcounts[j] = (j + me) % 3
+		rtotal += rcounts[j]
+	}
+	rbuf := make([]float32, rtotal)
+	if err := w.Alltoallv(ctx, sbuf, scounts, nil, rbuf, rcounts, nil); err != nil {
+		return err
+	}
+	k := 0
+	for i := range p {
+		for range rcounts[i] {
+			if rbuf[k] != float32(100*i+me) {
+				return fmt.Errorf("Alltoallv: %v", rbuf)
+			}
+			k++
+		}
+	}
+
+	// Scan and Exscan: sums of rank+1 and of its square.
+	in := []int64{int64(me + 1), int64((me + 1) * (me + 1))}
+	sc := make([]int64, 2)
+	if err := w.Scan(ctx, in, sc, mpj.Sum); err != nil {
+		return err
+	}
+	n := int64(me + 1)
+	if want := []int64{n * (n + 1) / 2, n * (n + 1) * (2*n + 1) / 6}; !slices.Equal(sc, want) {
+		return fmt.Errorf("Scan: %v, want %v", sc, want)
+	}
+	ex := []int64{-7, -7}
+	if err := w.Exscan(ctx, in, ex, mpj.Sum); err != nil {
+		return err
+	}
+	n = int64(me)
+	if want := []int64{n * (n + 1) / 2, n * (n + 1) * (2*n + 1) / 6}; me > 0 && !slices.Equal(ex, want) || me == 0 && ex[0] != -7 {
+		return fmt.Errorf("Exscan: %v, want %v (rank 0: untouched)", ex, want)
+	}
+
+	// Reduce_scatter: rank r gets r+1 elements; element k of every sendbuf is 1000*rank+k.
+	rcnt := make([]int, p)
+	total := 0
+	for r := range p {
+		rcnt[r] = r + 1
+		total += r + 1
+	}
+	rsIn := make([]int64, total)
+	for k := range rsIn {
+		rsIn[k] = int64(1000*me + k)
+	}
+	rsOut := make([]int64, me+1)
+	if err := w.Reduce_scatter(ctx, rsIn, rsOut, rcnt, mpj.Sum); err != nil {
+		return err
+	}
+	first := me * (me + 1) / 2 // my block's first element
+	for j, v := range rsOut {
+		if want := int64(1000*p*(p-1)/2 + p*(first+j)); v != want {
+			return fmt.Errorf("Reduce_scatter: %v, element %d want %d", rsOut, j, want)
+		}
+	}
+	blk := make([]uint16, 3*p)
+	for k := range blk {
+		blk[k] = uint16((k*5 + me*3) % 17)
+	}
+	bout := make([]uint16, 3)
+	if err := w.Reduce_scatter_block(ctx, blk, bout, mpj.Max); err != nil {
+		return err
+	}
+	for j, v := range bout {
+		var want uint16
+		for r := range p {
+			want = max(want, uint16(((3*me+j)*5+r*3)%17))
+		}
+		if v != want {
+			return fmt.Errorf("Reduce_scatter_block(Max): %v, element %d want %d", bout, j, want)
+		}
+	}
+
+	// MaxLoc and MinLoc on (value, index) pairs: values (7*rank)%p, and a tie.
+	pairs := []float64{float64((7 * me) % p), float64(me), 1, float64(me)}
+	for _, op := range []mpj.Op{mpj.MaxLoc, mpj.MinLoc} {
+		res := make([]float64, 4)
+		if err := w.Allreduce(ctx, pairs, res, op); err != nil {
+			return err
+		}
+		best, at := float64((7*0)%p), 0
+		for r := 1; r < p; r++ {
+			v := float64((7 * r) % p)
+			if (op == mpj.MaxLoc && v > best) || (op == mpj.MinLoc && v < best) {
+				best, at = v, r
+			}
+		}
+		if want := []float64{best, float64(at), 1, 0}; !slices.Equal(res, want) {
+			return fmt.Errorf("Allreduce(%s): %v, want %v", op, res, want)
+		}
+	}
+	if err := w.Allreduce(ctx, []int32{1, 2, 3}, make([]int32, 3), mpj.MaxLoc); !errors.Is(err, mpj.ErrCount) {
+		return fmt.Errorf("MaxLoc of an odd length: %v, want ErrCount", err)
+	}
+	return checkUserOps(ctx, w)
+}
+
+// checkUserOps: operators from Go functions. "first" (a o b = a) and "last"
+// (a o b = b) are associative and not commutative: any reduction that strays from
+// rank order gives another rank's value. A commutative user sum must give the bits of
+// Sum, since both are applied in the same order.
+func checkUserOps(ctx context.Context, w *mpj.World) error {
+	p, me := w.Size(), w.Rank()
+	firstOp, err := mpj.NewOp(func(a, _ int32) int32 { return a }, false)
+	if err != nil {
+		return err
+	}
+	defer firstOp.Free()
+	lastOp, err := mpj.NewOp(func(_, b int32) int32 { return b }, false)
+	if err != nil {
+		return err
+	}
+	defer lastOp.Free()
+	sumOp, err := mpj.NewOp(func(a, b float64) float64 { return a + b }, true)
+	if err != nil {
+		return err
+	}
+	defer sumOp.Free()
+
+	v := []int32{int32(10 + me)}
+	fl := make([]int32, 2)
+	for root := range p {
+		fl[0], fl[1] = -1, -1
+		if err := w.Reduce(ctx, v, fl[:1], firstOp, root); err != nil {
+			return err
+		}
+		if err := w.Reduce(ctx, v, fl[1:], lastOp, root); err != nil {
+			return err
+		}
+		if me == root && (fl[0] != 10 || fl[1] != int32(10+p-1)) {
+			return fmt.Errorf("Reduce to %d of first, last: %v, want [10 %d]", root, fl, 10+p-1)
+		}
+	}
+	if err := w.Allreduce(ctx, v, fl[:1], firstOp); err != nil {
+		return err
+	}
+	if err := w.Allreduce(ctx, v, fl[1:], lastOp); err != nil {
+		return err
+	}
+	if fl[0] != 10 || fl[1] != int32(10+p-1) {
+		return fmt.Errorf("Allreduce of first, last: %v, want [10 %d]", fl, 10+p-1)
+	}
+	if err := w.Scan(ctx, v, fl[:1], firstOp); err != nil {
+		return err
+	}
+	if err := w.Scan(ctx, v, fl[1:], lastOp); err != nil {
+		return err
+	}
+	if fl[0] != 10 || fl[1] != int32(10+me) {
+		return fmt.Errorf("Scan of first, last: %v, want [10 %d]", fl, 10+me)
+	}
+	fl[0], fl[1] = -1, -1
+	if err := w.Exscan(ctx, v, fl[:1], firstOp); err != nil {
+		return err
+	}
+	if err := w.Exscan(ctx, v, fl[1:], lastOp); err != nil {
+		return err
+	}
+	if me > 0 && (fl[0] != 10 || fl[1] != int32(10+me-1)) {
+		return fmt.Errorf("Exscan of first, last: %v, want [10 %d]", fl, 10+me-1)
+	}
+	rs := make([]int32, 2*p)
+	for k := range rs {
+		rs[k] = int32(100*me + k)
+	}
+	out := make([]int32, 2)
+	if err := w.Reduce_scatter_block(ctx, rs, out, lastOp); err != nil {
+		return err
+	}
+	if out[0] != int32(100*(p-1)+2*me) || out[1] != int32(100*(p-1)+2*me+1) {
+		return fmt.Errorf("Reduce_scatter_block of last: %v", out)
+	}
+
+	x := []float64{0.1*float64(me+1) + 1e-17*float64(me), 1.0 / float64(me+3)}
+	a, b := make([]float64, 2), make([]float64, 2)
+	if err := w.Allreduce(ctx, x, a, mpj.Sum); err != nil {
+		return err
+	}
+	if err := w.Allreduce(ctx, x, b, sumOp); err != nil {
+		return err
+	}
+	if math.Float64bits(a[0]) != math.Float64bits(b[0]) || math.Float64bits(a[1]) != math.Float64bits(b[1]) {
+		return fmt.Errorf("Allreduce with a user sum %v, with Sum %v", b, a)
+	}
+	if err := w.Allreduce(ctx, []int64{1}, make([]int64, 1), sumOp); !errors.Is(err, mpj.ErrTypeMismatch) {
+		return fmt.Errorf("a float64 operator on []int64: %v, want ErrTypeMismatch", err)
+	}
+	return nil
+}
+
+// checkLargeAllreduce: vectors above 64 KiB take Rabenseifner's algorithm. A float64
+// sum whose bits depend on the bracketing must equal, bit for bit, the same sums made
+// by small Allreduces (recursive doubling) of 8 KiB slices, and be the same on every
+// rank; a non-commutative operator must keep rank order; MaxLoc must not split its
+// pairs (an odd number of pairs).
+func checkLargeAllreduce(ctx context.Context, w *mpj.World) error {
+	p, me := w.Size(), w.Rank()
+	const n = 20011 // 156 KiB of float64, split unevenly
+	x := make([]float64, n)
+	for i := range x {
+		x[i] = 1/float64(i%97+me+1) + 1e-16*float64((i*me)%13)
+	}
+	big := make([]float64, n)
+	if err := w.Allreduce(ctx, x, big, mpj.Sum); err != nil {
+		return err
+	}
+	small := make([]float64, n)
+	for lo := 0; lo < n; lo += 1000 {
+		hi := min(lo+1000, n)
+		if err := w.Allreduce(ctx, x[lo:hi], small[lo:hi], mpj.Sum); err != nil {
+			return err
+		}
+	}
+	for i := range big {
+		if math.Float64bits(big[i]) != math.Float64bits(small[i]) {
+			return fmt.Errorf("element %d: large Allreduce %v, small ones %v", i, big[i], small[i])
+		}
+	}
+	h := []uint64{0}
+	for _, v := range big {
+		h[0] = h[0]*1099511628211 ^ math.Float64bits(v)
+	}
+	hs := make([]uint64, p)
+	if err := w.Allgather(ctx, h, hs); err != nil {
+		return err
+	}
+	for r, v := range hs {
+		if v != h[0] {
+			return fmt.Errorf("rank %d's large Allreduce hashes to %x, this rank's to %x", r, v, h[0])
+		}
+	}
+
+	lastOp, err := mpj.NewOp(func(_, b int32) int32 { return b }, false)
+	if err != nil {
+		return err
+	}
+	defer lastOp.Free()
+	iv := make([]int32, 30000)
+	for i := range iv {
+		iv[i] = int32(me*100000 + i)
+	}
+	if err := w.Allreduce(ctx, iv, iv, lastOp); err != nil {
+		return err
+	}
+	for i, v := range iv {
+		if v != int32((p-1)*100000+i) {
+			return fmt.Errorf("large Allreduce of last: element %d is %d", i, v)
+		}
+	}
+
+	const pairs = 9001 // 144 KiB of int64 pairs
+	loc := make([]int64, 2*pairs)
+	for i := range pairs {
+		loc[2*i], loc[2*i+1] = int64((i+3*me)%p), int64(me)
+	}
+	if err := w.Allreduce(ctx, loc, loc, mpj.MaxLoc); err != nil {
+		return err
+	}
+	for i := range pairs {
+		best, at := int64(-1), int64(0)
+		for r := range p {
+			if v := int64((i + 3*r) % p); v > best {
+				best, at = v, int64(r)
+			}
+		}
+		if loc[2*i] != best || loc[2*i+1] != at {
+			return fmt.Errorf("large MaxLoc: pair %d is (%d, %d), want (%d, %d)", i, loc[2*i], loc[2*i+1], best, at)
+		}
+	}
+	return nil
 }

@@ -70,11 +70,11 @@ func (w *World) handle(m ipl.ReadMessage) error {
 			return err
 		}
 	}
-	if _, err := m.Finish(); err != nil {
-		return err
-	}
+	// Delivered before Finish: once the message is finished the connection may end
+	// (the peer closed), and its departure must find the message queued.
 	w.eng.deliver(&message{h: h, data: data})
-	return nil
+	_, err = m.Finish()
+	return err
 }
 
 // transmit sends one message to the process in slot s, or queues it locally when s is
@@ -104,7 +104,8 @@ func (w *World) transmit(ctx context.Context, s int, h header, buf any) error {
 }
 
 // newSync registers an Ssend waiting for its ack.
-func (w *World) newSync() (int64, chan error, error) {
+// to the process in slot.
+func (w *World) newSync(slot int) (int64, chan error, error) {
 	w.syncMu.Lock()
 	defer w.syncMu.Unlock()
 	if w.syncErr != nil {
@@ -112,8 +113,14 @@ func (w *World) newSync() (int64, chan error, error) {
 	}
 	w.syncNext++
 	ch := make(chan error, 1)
-	w.syncWait[w.syncNext] = ch
+	w.syncWait[w.syncNext] = syncWaiter{ch: ch, slot: slot}
 	return w.syncNext, ch, nil
+}
+
+// syncWaiter is an Ssend waiting for its ack from the process in slot.
+type syncWaiter struct {
+	ch   chan error
+	slot int
 }
 
 // dropSync forgets an Ssend that stopped waiting.
@@ -126,11 +133,11 @@ func (w *World) dropSync(id int64) {
 // acked releases the Ssend with the given id.
 func (w *World) acked(id int64) {
 	w.syncMu.Lock()
-	ch := w.syncWait[id]
+	sw, ok := w.syncWait[id]
 	delete(w.syncWait, id)
 	w.syncMu.Unlock()
-	if ch != nil {
-		ch <- nil
+	if ok {
+		sw.ch <- nil
 	}
 }
 

@@ -38,12 +38,16 @@ type World struct {
 
 	syncMu   sync.Mutex
 	syncNext int64
-	syncWait map[int64]chan error
+	syncWait map[int64]syncWaiter
 	syncErr  error
 
 	ackMu   sync.Mutex
 	acks    []header
 	ackWake chan struct{}
+
+	// ranks holds the world rank of each slot once Init has agreed on them (read by
+	// connection upcalls, which may come before).
+	ranks atomic.Pointer[[]int]
 
 	closing   atomic.Bool
 	closeOnce sync.Once
@@ -81,7 +85,9 @@ func New(ctx context.Context, opts ...ipl.Option) (*World, error) {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	if err := cfg.ApplyEnvironment(os.LookupEnv); err == nil && cfg.Registry == "" && cfg.PoolSize == 0 {
+	// Under mp the MPI job is the pool (a configured size would only be ignored).
+	if err := cfg.ApplyEnvironment(os.LookupEnv); err == nil && cfg.Registry == "" && cfg.PoolSize == 0 &&
+		cfg.Implementation != "mp" {
 		opts = append(opts, ipl.WithPoolSize(1))
 	}
 	opts = append(opts, ipl.WithPortTypes(PortType))
@@ -121,7 +127,7 @@ func Init(ctx context.Context, ib ipl.Ibis, opts ...Option) (*World, error) {
 	}
 	sort.SliceStable(members, func(i, j int) bool { return members[i].Number() < members[j].Number() })
 	w := &World{ib: ib, members: members, slot: -1, ports: make([]ipl.SendPort, size),
-		syncWait: map[int64]chan error{}, ackWake: make(chan struct{}, 1), nextCtx: firstFreeCtx}
+		syncWait: map[int64]syncWaiter{}, ackWake: make(chan struct{}, 1), nextCtx: firstFreeCtx}
 	for i, m := range members {
 		if m == ib.Identifier() {
 			w.slot = i
@@ -144,6 +150,7 @@ func Init(ctx context.Context, ib ipl.Ibis, opts ...Option) (*World, error) {
 		slots[r] = s
 	}
 	w.Comm = &Comm{w: w, ctx: ctxWorld, rank: ranks[w.slot], slots: slots}
+	w.ranks.Store(&ranks)
 	return w, nil
 }
 
@@ -309,23 +316,53 @@ func (w *World) fail(err error) {
 	if w.syncErr == nil {
 		w.syncErr = err
 	}
-	for id, ch := range w.syncWait {
-		ch <- err
+	for id, sw := range w.syncWait {
+		sw.ch <- err
 		delete(w.syncWait, id)
+	}
+	w.syncMu.Unlock()
+}
+
+// depart is a peer that closed its world cleanly (Close, or after Finalize): what
+// waits for a message or an ack from it fails with an error matching
+// ipl.ErrConnectionLost, and so do later sends to it and receives from it that no
+// queued message satisfies.
+func (w *World) depart(slot int) {
+	who := fmt.Sprintf("the process %s", w.members[slot])
+	if ranks := w.ranks.Load(); ranks != nil {
+		who = fmt.Sprintf("world rank %d (%s)", (*ranks)[slot], w.members[slot])
+	}
+	err := fmt.Errorf("%w: mpj: %s closed its world (Close without Finalize, or it finished)", ipl.ErrConnectionLost, who)
+	w.eng.depart(slot, err)
+	w.syncMu.Lock()
+	for id, sw := range w.syncWait {
+		if sw.slot == slot {
+			sw.ch <- err
+			delete(w.syncWait, id)
+		}
 	}
 	w.syncMu.Unlock()
 }
 
 // connHandler turns a broken incoming connection into a failure of the world: the
 // peer died or the network broke, and operations waiting for it would hang. A clean
-// disconnect (a peer that closed its world) is not a failure: its last messages are
-// still being read.
+// disconnect (a peer that closed its world) is not a failure of the world: the
+// connection ends after the peer's last message, which the dispatcher has delivered
+// by then, so only what still waits for that peer fails (see World.depart).
 type connHandler struct{ w *World }
 
 func (h connHandler) GotConnection(ipl.ReceivePort, ipl.SendPortIdentifier) bool { return true }
 
 func (h connHandler) LostConnection(_ ipl.ReceivePort, from ipl.SendPortIdentifier, err error) {
-	if err == nil || h.w.closing.Load() {
+	if h.w.closing.Load() {
+		return
+	}
+	if err == nil {
+		for s, m := range h.w.members {
+			if m == from.Ibis && s != h.w.slot {
+				h.w.depart(s)
+			}
+		}
 		return
 	}
 	h.w.fail(fmt.Errorf("mpj: the connection from %s broke: %w", from.Ibis, err))

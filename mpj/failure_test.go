@@ -1,0 +1,223 @@
+package mpj_test
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ibisgo/ibis/ipl"
+	"github.com/ibisgo/ibis/mpj"
+	"github.com/ibisgo/ibis/registry"
+)
+
+// envScenario makes a child of TestPeerGone play a scenario instead of the suite.
+const envScenario = "MPJ_TEST_SCENARIO"
+
+// victimRank is the rank that dies (or closes) in TestPeerGone's pools of three.
+const victimRank = 2
+
+// failWithin bounds how long the survivors may take to notice that the victim is
+// gone: far below their context's end (goneTimeout), so a survivor that only stopped
+// because its context ended fails the test.
+const (
+	failWithin  = 15 * time.Second
+	goneTimeout = 60 * time.Second
+)
+
+// TestPeerGone: in a pool of three (tcp and nio), ranks 0 and 1 are in a Bcast from
+// rank 2 or in an Allreduce that rank 2 never joins, when rank 2 is killed with
+// SIGKILL or calls Close instead of Finalize. Both survivors must fail with an error
+// matching ipl.ErrConnectionLost within failWithin, not hang until their context
+// ends. After its error a survivor closes its world, as a program's error path does,
+// so a survivor waiting only for the other survivor learns of it too.
+func TestPeerGone(t *testing.T) {
+	for _, impl := range []string{"tcp", "nio"} {
+		t.Run(impl, func(t *testing.T) {
+			t.Parallel()
+			for _, how := range []string{"kill", "close"} {
+				for _, op := range []string{"bcast", "allreduce"} {
+					t.Run(how+"-"+op, func(t *testing.T) { runPeerGone(t, impl, how, op) })
+				}
+			}
+		})
+	}
+}
+
+func runPeerGone(t *testing.T, impl, how, op string) {
+	srv, err := registry.StartEmbedded("127.0.0.1:0", registry.WithHeartbeatInterval(10*time.Second))
+	if err != nil {
+		t.Fatalf("starting the registry: %v", err)
+	}
+	defer srv.Close()
+	const p = 3
+	pool := fmt.Sprintf("mpj-gone-%s-%s-%s-%d", impl, how, op, time.Now().UnixNano())
+	type proc struct {
+		cmd   *exec.Cmd
+		stdin io.WriteCloser
+		out   strings.Builder
+		lines chan string
+		err   error
+		done  chan struct{}
+	}
+	procs := make([]*proc, p)
+	for rank := range p {
+		pr := &proc{lines: make(chan string, 16), done: make(chan struct{})}
+		pr.cmd = exec.Command(os.Args[0], "-test.run=^$")
+		pr.cmd.Env = append(os.Environ(), envChild+"=1", envScenario+"="+op,
+			ipl.EnvRegistry+"="+srv.Addr(), ipl.EnvPool+"="+pool, ipl.EnvPoolSize+"="+strconv.Itoa(p),
+			ipl.EnvImpl+"="+impl, "IBIS_RANK="+strconv.Itoa(rank))
+		stdout, err := pr.cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pr.stdin, err = pr.cmd.StdinPipe(); err != nil {
+			t.Fatal(err)
+		}
+		var mu sync.Mutex
+		pr.cmd.Stderr = &lockedWriter{mu: &mu, w: &pr.out}
+		if err := pr.cmd.Start(); err != nil {
+			t.Fatalf("starting rank %d: %v", rank, err)
+		}
+		procs[rank] = pr
+		go func() {
+			sc := bufio.NewScanner(stdout)
+			for sc.Scan() {
+				mu.Lock()
+				pr.out.WriteString(sc.Text() + "\n")
+				mu.Unlock()
+				pr.lines <- sc.Text()
+			}
+			close(pr.lines)
+			pr.err = pr.cmd.Wait()
+			close(pr.done)
+		}()
+	}
+	defer func() {
+		for _, pr := range procs {
+			_ = pr.cmd.Process.Kill()
+			<-pr.done
+		}
+	}()
+	// Wait until the survivors say they are about to enter the collective.
+	deadline := time.After(goneTimeout)
+	for rank := range p {
+		if rank == victimRank {
+			continue
+		}
+		if err := expectLine(procs[rank].lines, "entering "+op, deadline); err != nil {
+			t.Fatalf("rank %d: %v\n%s", rank, err, procs[rank].out.String())
+		}
+	}
+	time.Sleep(300 * time.Millisecond) // let them block in it
+	gone := time.Now()
+	if how == "kill" {
+		if err := procs[victimRank].cmd.Process.Signal(syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+	} else if _, err := io.WriteString(procs[victimRank].stdin, "close\n"); err != nil {
+		t.Fatal(err)
+	}
+	for rank := range p {
+		pr := procs[rank]
+		select {
+		case <-pr.done:
+		case <-time.After(failWithin):
+			t.Fatalf("rank %d still runs %v after rank %d's %s:\n%s", rank, failWithin, victimRank, how, pr.out.String())
+		}
+		switch {
+		case rank == victimRank && how == "kill":
+		case pr.err != nil:
+			t.Errorf("rank %d: %v\n%s", rank, pr.err, pr.out.String())
+		default:
+			t.Logf("rank %d ended %v after the %s: %s", rank, time.Since(gone).Round(time.Millisecond), how,
+				strings.TrimSpace(pr.out.String()))
+		}
+	}
+}
+
+// expectLine waits for a line with the given prefix.
+func expectLine(lines <-chan string, prefix string, deadline <-chan time.Time) error {
+	for {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				return fmt.Errorf("ended before saying %q", prefix)
+			}
+			if strings.HasPrefix(l, prefix) {
+				return nil
+			}
+		case <-deadline:
+			return fmt.Errorf("did not say %q", prefix)
+		}
+	}
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(b)
+}
+
+// runScenario is one process of TestPeerGone. The victim waits after a barrier until
+// it is killed, or until its stdin says "close", when it closes its world without
+// Finalize. The survivors enter the collective and must get ipl.ErrConnectionLost.
+func runScenario(op string) int {
+	ctx, cancel := context.WithTimeout(context.Background(), goneTimeout)
+	defer cancel()
+	w, err := mpj.New(ctx)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "mpj.New:", err)
+		return 1
+	}
+	defer w.Close()
+	if err := w.Barrier(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "Barrier:", err)
+		return 1
+	}
+	if w.Rank() == victimRank {
+		line, _ := bufio.NewReader(os.Stdin).ReadString('\n')
+		if strings.TrimSpace(line) != "close" {
+			fmt.Fprintf(os.Stderr, "victim: stdin said %q\n", line)
+			return 1
+		}
+		if err := w.Close(); err != nil {
+			fmt.Fprintln(os.Stderr, "victim: Close:", err)
+			return 1
+		}
+		return 0
+	}
+	fmt.Printf("entering %s\n", op)
+	start := time.Now()
+	switch op {
+	case "bcast":
+		err = w.Bcast(ctx, make([]float64, 1000), victimRank)
+	case "allreduce":
+		v := []float64{float64(w.Rank())}
+		err = w.Allreduce(ctx, v, v, mpj.Sum)
+	default:
+		err = fmt.Errorf("unknown scenario %q", op)
+	}
+	took := time.Since(start)
+	_ = w.Close()
+	if !errors.Is(err, ipl.ErrConnectionLost) {
+		fmt.Fprintf(os.Stderr, "rank %d: %s after %v: %v, want an error matching ipl.ErrConnectionLost\n", w.Rank(), op, took, err)
+		return 1
+	}
+	fmt.Printf("rank %d: %s failed after %v: %v\n", w.Rank(), op, took.Round(time.Millisecond), err)
+	return 0
+}
