@@ -1,0 +1,257 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"image/png"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// envAsMain makes the test binary run sor's main: the tests start real processes of this
+// binary, and -np starts more of it (os.Executable), all with the race detector when the
+// tests have it.
+const envAsMain = "SOR_TEST_AS_MAIN"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(envAsMain) == "1" {
+		main()
+	}
+	os.Exit(m.Run())
+}
+
+// sor runs this binary as sor with args and returns stdout, stderr and the exit code.
+func sor(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], args...)
+	// The race detector sleeps a second before a process exits, unless told not to.
+	cmd.Env = []string{envAsMain + "=1", "GORACE=atexit_sleep_ms=0 " + os.Getenv("GORACE")}
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "IBIS_") && !strings.HasPrefix(kv, "GORACE=") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = 15 * time.Second
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code = cmd.ProcessState.ExitCode()
+	if err != nil && code <= 0 {
+		t.Fatalf("sor %v: %v\n%s", args, err, errb.String())
+	}
+	return out.String(), errb.String(), code
+}
+
+// result parses the sor-result line of stdout.
+func parseResult(t *testing.T, stdout string) map[string]string {
+	t.Helper()
+	for _, line := range strings.Split(stdout, "\n") {
+		if rest, ok := strings.CutPrefix(line, "sor-result "); ok {
+			kv := map[string]string{}
+			for _, f := range strings.Fields(rest) {
+				k, v, _ := strings.Cut(f, "=")
+				kv[k] = v
+			}
+			return kv
+		}
+	}
+	t.Fatalf("no sor-result line in:\n%s", stdout)
+	return nil
+}
+
+// want is the sequential computation's outcome, as sor prints it.
+func want(n, iters int) (nIters, change, checksum string) {
+	b, k, c := solveSeq(n, iters)
+	return fmt.Sprint(k), fmt.Sprintf("%.17g", c), fmt.Sprintf("%.17g", b.checksum(0))
+}
+
+// TestSameBitsAnyP: the same checksum, change and iterations, bit for bit, on 1 to 4
+// processes (3 and 4 do not divide 50), over tcp and nio, with and without -async.
+func TestSameBitsAnyP(t *testing.T) {
+	const n, iters = 50, 20
+	wantIters, wantChange, wantSum := want(n, iters)
+	for _, impl := range []string{"tcp", "nio"} {
+		for _, p := range []int{1, 2, 3, 4} {
+			for _, async := range []bool{false, true} {
+				if async && p < 3 {
+					continue // one and two processes have no inner rows worth overlapping
+				}
+				t.Run(fmt.Sprintf("%s/P=%d/async=%t", impl, p, async), func(t *testing.T) {
+					stdout, stderr, code := sor(t, "-np", fmt.Sprint(p), "-n", fmt.Sprint(n), "-iters", fmt.Sprint(iters),
+						"-impl", impl, fmt.Sprintf("-async=%t", async), "-timeout", "2m")
+					if code != 0 {
+						t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+					}
+					r := parseResult(t, stdout)
+					if r["procs"] != fmt.Sprint(p) || r["impl"] != impl || r["n"] != fmt.Sprint(n) {
+						t.Errorf("ran as %v, want %d processes over %s", r, p, impl)
+					}
+					if r["iters"] != wantIters || r["change"] != wantChange || r["checksum"] != wantSum {
+						t.Errorf("iters %s change %s checksum %s; sequentially %s %s %s",
+							r["iters"], r["change"], r["checksum"], wantIters, wantChange, wantSum)
+					}
+				})
+			}
+		}
+	}
+}
+
+// For N = 50 the computation converges after 592 iterations. Found with solveSeq and the
+// C loop of testdata/sor.c (same count, change and checksum); a change to either the
+// kernel or the parameters shows here.
+const (
+	convergeN        = 50
+	convergeIters    = 592
+	convergeChange   = "8.6974750217017061e-05"
+	convergeChecksum = "17869.586928982535"
+)
+
+func TestConvergenceSequential(t *testing.T) {
+	iters, change, sum := want(convergeN, 0)
+	if iters != fmt.Sprint(convergeIters) || change != convergeChange || sum != convergeChecksum {
+		t.Errorf("N=%d: %s iterations, change %s, checksum %s; want %d, %s, %s",
+			convergeN, iters, change, sum, convergeIters, convergeChange, convergeChecksum)
+	}
+}
+
+// TestConvergenceVerify: a pool that runs until convergence stops at the same iteration, and
+// -verify finds its gathered grid bitwise equal to the sequential one.
+func TestConvergenceVerify(t *testing.T) {
+	stdout, stderr, code := sor(t, "-np", "3", "-n", fmt.Sprint(convergeN), "-verify", "-async", "-impl", "nio", "-timeout", "2m")
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	r := parseResult(t, stdout)
+	if r["iters"] != fmt.Sprint(convergeIters) || r["change"] != convergeChange || r["checksum"] != convergeChecksum {
+		t.Errorf("iters %s change %s checksum %s; want %d %s %s", r["iters"], r["change"], r["checksum"],
+			convergeIters, convergeChange, convergeChecksum)
+	}
+	if !strings.Contains(stdout, "verified: ") {
+		t.Errorf("no verification in:\n%s", stdout)
+	}
+}
+
+// TestImage: -image writes a PNG of the whole grid, borders included.
+func TestImage(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "heat.png")
+	stdout, stderr, code := sor(t, "-np", "2", "-n", "30", "-iters", "40", "-image", file, "-verify", "-timeout", "2m")
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := img.Bounds(); b.Dx() != 32 || b.Dy() != 32 {
+		t.Errorf("image of %v, want 32x32", b)
+	}
+}
+
+// TestBadFlags: usage errors end with status 2 and say what is wrong, before any process
+// starts.
+func TestBadFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-n", "0"}, "-n 0: the interior size must be at least 1"},
+		{[]string{"-n", "-5"}, "-n -5"},
+		{[]string{"-iters", "-1"}, "-iters -1"},
+		{[]string{"-np", "60", "-n", "50"}, "-np 60 is more than the 50 rows of -n 50"},
+		{[]string{"-np", "-1"}, "-np -1"},
+		{[]string{"-np", "2", "-impl", "mp"}, "mpirun"},
+		{[]string{"-np", "2", "-registry", "localhost:1"}, "-registry with -np"},
+		{[]string{"-image", "heat.jpg"}, "must end in .png"},
+		{[]string{"-n", "10", "extra"}, `unexpected argument "extra"`},
+		{[]string{"-bogus"}, "flag provided but not defined: -bogus"},
+		{[]string{"-n", "ten"}, `invalid value "ten" for flag -n`},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := run(context.Background(), tc.args, &stdout, &stderr)
+		if code != exitUsage || !strings.Contains(stderr.String(), tc.want) {
+			t.Errorf("sor %v: exit %d, stderr %q; want exit %d and %q", tc.args, code, stderr.String(), exitUsage, tc.want)
+		}
+	}
+}
+
+func TestPartition(t *testing.T) {
+	for _, n := range []int{1, 7, 50, 64, 100} {
+		for p := 1; p <= min(n, 9); p++ {
+			next, smallest, largest := 1, n, 0
+			for r := range p {
+				lo, rows := partition(n, p, r)
+				if lo != next {
+					t.Fatalf("n=%d p=%d rank %d starts at %d, want %d", n, p, r, lo, next)
+				}
+				next += rows
+				smallest, largest = min(smallest, rows), max(largest, rows)
+			}
+			if next != n+1 || largest-smallest > 1 || smallest < 1 {
+				t.Errorf("n=%d p=%d: rows end at %d, sizes %d..%d", n, p, next-1, smallest, largest)
+			}
+		}
+	}
+}
+
+// TestKernelSplitSameBits: updating a colour in two blocks of rows (with the ghost rows
+// copied, as the exchange does) gives the bits of one block, in-process.
+func TestKernelSplitSameBits(t *testing.T) {
+	const n = 9
+	whole := newBlock(n, 1, 0)
+	parts := []*block{newBlock(n, 2, 0), newBlock(n, 2, 1)}
+	pr := newParams(n)
+	for range 7 {
+		for c := range 2 {
+			copy(parts[0].row(parts[0].rows+1), parts[1].row(1))
+			copy(parts[1].row(0), parts[0].row(parts[0].rows))
+			d := whole.sweep(1, n, c, pr.omega)
+			d0, d1 := parts[0].sweep(1, parts[0].rows, c, pr.omega), parts[1].sweep(1, parts[1].rows, c, pr.omega)
+			if math.Float64bits(d) != math.Float64bits(max(d0, d1)) {
+				t.Fatalf("change %v, split %v and %v", d, d0, d1)
+			}
+		}
+	}
+	if a, b := whole.checksum(0), parts[1].checksum(parts[0].checksum(0)); math.Float64bits(a) != math.Float64bits(b) {
+		t.Errorf("checksum %.17g, split %.17g", a, b)
+	}
+}
+
+// TestCKernelSameBits: the C baseline (testdata/sor.c) computes the same bits, when gcc is
+// there. (At N = 50 glibc's cos and Go's math.Cos agree; at some N they differ in the last
+// bit, and so does omega: see docs/SOR.md.)
+func TestCKernelSameBits(t *testing.T) {
+	gcc, err := exec.LookPath("gcc")
+	if err != nil {
+		t.Skip("no gcc")
+	}
+	bin := filepath.Join(t.TempDir(), "sor-c")
+	if out, err := exec.Command(gcc, "-O2", "-ffp-contract=off", "-o", bin, "testdata/sor.c", "-lm").CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	for _, iters := range []int{20, 0} {
+		out, err := exec.Command(bin, "50", fmt.Sprint(iters)).Output()
+		if err != nil {
+			t.Fatalf("sor-c: %v", err)
+		}
+		k, c, s := want(50, iters)
+		w := fmt.Sprintf("iters=%s change=%s checksum=%s ", k, c, s)
+		if !strings.Contains(string(out), w) {
+			t.Errorf("C: %s; Go: %s", out, w)
+		}
+	}
+}
