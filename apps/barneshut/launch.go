@@ -1,0 +1,104 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/ibisgo/ibis/ipl"
+	"github.com/ibisgo/ibis/registry"
+)
+
+// envRank is the launch index, as cmd/ibis-run sets it; mpj takes it as the rank.
+const envRank = "IBIS_RANK"
+
+// launch is -np: it starts an embedded registry and np copies of this executable with the
+// environment cmd/ibis-run gives its processes (registry, a fresh pool name, the pool size
+// and the launch index), waits for them, and returns the first failure's exit status. When
+// one fails or ctx ends, the others get SIGTERM. cmd/ibis-run's launcher is internal to it,
+// so this is the few lines barneshut needs of it. The processes write to stdout and stderr unprefixed:
+// only rank 0 prints results, and errors name their rank.
+func launch(ctx context.Context, np int, args []string, stdout, stderr io.Writer) int {
+	srv, err := registry.StartEmbedded("127.0.0.1:0")
+	if err != nil {
+		fmt.Fprintf(stderr, "barneshut: cannot start the embedded registry: %v\n", err)
+		return exitFailure
+	}
+	defer func() { _ = srv.Close() }() // the processes are gone; nothing waits for it
+	exe, err := os.Executable()
+	if err != nil {
+		fmt.Fprintf(stderr, "barneshut: cannot find this executable to start it again: %v\n", err)
+		return exitFailure
+	}
+	// The processes see the same flags; the last -np wins and makes them join the pool.
+	childArgs := append(append([]string(nil), args...), "-np=0")
+	env := childEnv(os.Environ(), srv.Addr(), "bh-"+strings.ToLower(rand.Text()[:16]), np)
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type exit struct {
+		rank int
+		err  error
+	}
+	done := make(chan exit, np)
+	started := 0
+	for rank := range np {
+		cmd := exec.CommandContext(ctx, exe, childArgs...)
+		cmd.Env = append(env[:len(env):len(env)], envRank+"="+strconv.Itoa(rank))
+		cmd.Stdout, cmd.Stderr = stdout, stderr
+		cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+		cmd.WaitDelay = 10 * time.Second
+		if err := cmd.Start(); err != nil {
+			fmt.Fprintf(stderr, "barneshut: starting process %d: %v\n", rank, err)
+			cancel()
+			break
+		}
+		started++
+		go func() { done <- exit{rank, cmd.Wait()} }()
+	}
+	code := exitOK
+	if started < np {
+		code = exitFailure
+	}
+	for range started {
+		e := <-done
+		if e.err == nil || code != exitOK {
+			continue
+		}
+		code = exitFailure
+		if ee, ok := e.err.(*exec.ExitError); ok && ee.ExitCode() > 0 {
+			code = ee.ExitCode()
+		}
+		if ctx.Err() == nil {
+			fmt.Fprintf(stderr, "barneshut: process %d failed (%v); stopping the others\n", e.rank, e.err)
+		}
+		cancel()
+	}
+	return code
+}
+
+// childEnv returns base without the pool variables, plus those of the new pool (but not the
+// rank, which differs per process).
+func childEnv(base []string, registryAddr, pool string, np int) []string {
+	set := []string{
+		ipl.EnvRegistry + "=" + registryAddr,
+		ipl.EnvPool + "=" + pool,
+		ipl.EnvPoolSize + "=" + strconv.Itoa(np),
+	}
+	env := make([]string, 0, len(base)+len(set)+1)
+	for _, kv := range base {
+		switch key, _, _ := strings.Cut(kv, "="); key {
+		case ipl.EnvRegistry, ipl.EnvPool, ipl.EnvPoolSize, envRank:
+			continue
+		}
+		env = append(env, kv)
+	}
+	return append(env, set...)
+}
