@@ -3,6 +3,7 @@
 # headers are there), and of the C baseline of its force computation (testdata/bh.c: tree
 # build and walk only, on the initial bodies, STEPS times), in one run (docs/BARNESHUT.md).
 #   apps/barneshut/bench.sh [BODIES] [STEPS] [ROUNDS]      defaults: 20000 3 3
+# With PLOT=FILE.png it also draws the speedup plot (cmd/speedplot) of the Go runs.
 # Each round runs every configuration once, in turn, so that the machine's noise spreads over
 # all of them; the table gives the best and the median time of the rounds. Markdown on stdout.
 set -euo pipefail
@@ -57,3 +58,7 @@ awk '
     printf "\nGo (barneshut -impl tcp, P=1, whole steps) against C (build and walk): %.2fx of its interactions/s\n", ips["tcp 1"] / ips["c 1"]
     printf "(the C line'"'"'s checksum is its sum of the initial accelerations, not of final positions)\n"
   }' "$tmp/results"
+if [ -n "${PLOT:-}" ]; then
+  grep -v '^c ' "$tmp/results" | go run ./cmd/speedplot -o "$PLOT" -title "Barnes-Hut, $BODIES bodies, $STEPS steps: speedup on $(nproc) cores"
+  echo; echo "speedup plot: $PLOT"
+fi
