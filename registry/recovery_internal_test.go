@@ -256,6 +256,9 @@ func TestLateMemberRefused(t *testing.T) {
 			}
 		}
 	})
+	// Only a member the others know of can be waited for: make sure the first heard of
+	// the second before the server goes (a CI run closed it in between).
+	waitEventOf(t, c0, "Joined of the late member", func(ev Event) bool { return ev.Type == Joined && ev.Member == c1.Identity() })
 	if err := s1.Close(); err != nil {
 		t.Fatal(err)
 	}
