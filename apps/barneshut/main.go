@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ibisgo/ibis/internal/applaunch"
 	"github.com/ibisgo/ibis/ipl"
 
 	_ "github.com/ibisgo/ibis/impl/mp"  // MPI: -impl mp under mpirun, in a build with -tags mpi
@@ -69,7 +70,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		defer cancel()
 	}
 	if cfg.np > 0 {
-		return launch(ctx, cfg.np, args, stdout, stderr)
+		return applaunch.Local(ctx, "barneshut", cfg.np, args, stdout, stderr)
 	}
 	if err := simulate(ctx, cfg, stdout, stderr); err != nil {
 		fmt.Fprintf(stderr, "barneshut: %v\n", err)

@@ -1,4 +1,8 @@
-package main
+// Package applaunch starts a local pool for the applications' -np flag (apps/sor,
+// apps/barneshut): an embedded registry and np copies of the running executable with the
+// environment cmd/ibis-run gives its processes. cmd/ibis-run's own launcher is internal
+// to it and does more (output prefixes, flags); the applications need only this.
+package applaunch
 
 import (
 	"context"
@@ -16,30 +20,36 @@ import (
 	"github.com/ibisgo/ibis/registry"
 )
 
+// Exit statuses of Local besides a failed process's own.
+const (
+	exitOK      = 0
+	exitFailure = 1
+)
+
 // envRank is the launch index, as cmd/ibis-run sets it; mpj takes it as the rank.
 const envRank = "IBIS_RANK"
 
-// launch is -np: it starts an embedded registry and np copies of this executable with the
+// Local is -np: it starts an embedded registry and np copies of this executable with the
 // environment cmd/ibis-run gives its processes (registry, a fresh pool name, the pool size
 // and the launch index), waits for them, and returns the first failure's exit status. When
-// one fails or ctx ends, the others get SIGTERM. cmd/ibis-run's launcher is internal to it,
-// so this is the few lines barneshut needs of it. The processes write to stdout and stderr unprefixed:
-// only rank 0 prints results, and errors name their rank.
-func launch(ctx context.Context, np int, args []string, stdout, stderr io.Writer) int {
+// one fails or ctx ends, the others get SIGTERM. name prefixes its messages and the pool's
+// name. The processes write to stdout and stderr unprefixed: the applications print
+// results on rank 0 only, and their errors name their rank.
+func Local(ctx context.Context, name string, np int, args []string, stdout, stderr io.Writer) int {
 	srv, err := registry.StartEmbedded("127.0.0.1:0")
 	if err != nil {
-		fmt.Fprintf(stderr, "barneshut: cannot start the embedded registry: %v\n", err)
+		fmt.Fprintf(stderr, "%s: cannot start the embedded registry: %v\n", name, err)
 		return exitFailure
 	}
 	defer func() { _ = srv.Close() }() // the processes are gone; nothing waits for it
 	exe, err := os.Executable()
 	if err != nil {
-		fmt.Fprintf(stderr, "barneshut: cannot find this executable to start it again: %v\n", err)
+		fmt.Fprintf(stderr, "%s: cannot find this executable to start it again: %v\n", name, err)
 		return exitFailure
 	}
 	// The processes see the same flags; the last -np wins and makes them join the pool.
 	childArgs := append(append([]string(nil), args...), "-np=0")
-	env := childEnv(os.Environ(), srv.Addr(), "bh-"+strings.ToLower(rand.Text()[:16]), np)
+	env := childEnv(os.Environ(), srv.Addr(), name+"-"+strings.ToLower(rand.Text()[:16]), np)
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -56,7 +66,7 @@ func launch(ctx context.Context, np int, args []string, stdout, stderr io.Writer
 		cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 		cmd.WaitDelay = 10 * time.Second
 		if err := cmd.Start(); err != nil {
-			fmt.Fprintf(stderr, "barneshut: starting process %d: %v\n", rank, err)
+			fmt.Fprintf(stderr, "%s: starting process %d: %v\n", name, rank, err)
 			cancel()
 			break
 		}
@@ -77,7 +87,7 @@ func launch(ctx context.Context, np int, args []string, stdout, stderr io.Writer
 			code = ee.ExitCode()
 		}
 		if ctx.Err() == nil {
-			fmt.Fprintf(stderr, "barneshut: process %d failed (%v); stopping the others\n", e.rank, e.err)
+			fmt.Fprintf(stderr, "%s: process %d failed (%v); stopping the others\n", name, e.rank, e.err)
 		}
 		cancel()
 	}
