@@ -72,57 +72,64 @@ var _ = register(&testCase{
 		}
 	},
 	child: func(e *Env) error {
-		sp, err := e.Ibis.CreateSendPort(ManyToOne, "stall")
-		if err != nil {
-			return err
-		}
-		defer sp.Close()
-		if err := sp.Connect(e.Ctx, e.Parent, "stall"); err != nil {
-			return err
-		}
-		if e.Index < stallHealthy {
-			for k := range int64(stallMessages) {
-				if err := stallMessage(e, sp, k*stallValues, stallValues); err != nil {
-					return fmt.Errorf("message %d: %w", k, err)
-				}
-			}
-			return nil
-		}
-		// The staller: more than a packet's worth of values, so the message's first
-		// packet leaves, and then nothing until the parent has seen the stall.
-		m, err := sp.NewMessage(e.Ctx)
-		if err != nil {
-			return err
-		}
-		for j := range int64(stallValues) {
-			if err := m.WriteInt64(j); err != nil {
-				return err
-			}
-		}
-		if err := waitSignal(e, "stall-seen"); err != nil {
-			return err
-		}
-		// The receiver cut the connection: the sender sees it lost.
-		for {
-			lost, err := sp.LostConnections()
-			if err != nil {
-				return err
-			}
-			if len(lost) > 0 {
-				break
-			}
-			select {
-			case <-e.Ctx.Done():
-				return fmt.Errorf("the cut connection was never reported lost: %w", e.Ctx.Err())
-			case <-time.After(10 * time.Millisecond):
-			}
-		}
-		if _, err := m.Finish(); !errors.Is(err, ipl.ErrConnectionLost) {
-			return fmt.Errorf("finishing the stalled message after the cut: %v, want ErrConnectionLost", err)
-		}
-		return nil
+		// The staller (child 2) holds its message until the parent has seen the stall.
+		return stallChild(e, "stall", stallHealthy, func() error { return waitSignal(e, "stall-seen") })
 	},
 })
+
+// stallChild is the child part of the stall cases. Children below healthy send
+// stallMessages whole messages into the parent's port; the others begin one message of
+// more than a packet (its first packet leaves), call between (the parent acts
+// meanwhile), and then check that the connection the parent cut is reported lost and
+// that the message's Finish fails with ErrConnectionLost.
+func stallChild(e *Env, port string, healthy int, between func() error) error {
+	sp, err := e.Ibis.CreateSendPort(ManyToOne, port)
+	if err != nil {
+		return err
+	}
+	defer sp.Close()
+	if err := sp.Connect(e.Ctx, e.Parent, port); err != nil {
+		return err
+	}
+	if e.Index < healthy {
+		for k := range int64(stallMessages) {
+			if err := stallMessage(e, sp, k*stallValues, stallValues); err != nil {
+				return fmt.Errorf("message %d: %w", k, err)
+			}
+		}
+		return nil
+	}
+	m, err := sp.NewMessage(e.Ctx)
+	if err != nil {
+		return err
+	}
+	for j := range int64(stallValues) {
+		if err := m.WriteInt64(j); err != nil {
+			return err
+		}
+	}
+	if err := between(); err != nil {
+		return err
+	}
+	for {
+		lost, err := sp.LostConnections()
+		if err != nil {
+			return err
+		}
+		if len(lost) > 0 {
+			break
+		}
+		select {
+		case <-e.Ctx.Done():
+			return fmt.Errorf("the cut connection was never reported lost: %w", e.Ctx.Err())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	if _, err := m.Finish(); !errors.Is(err, ipl.ErrConnectionLost) {
+		return fmt.Errorf("finishing the stalled message after the cut: %v, want ErrConnectionLost", err)
+	}
+	return nil
+}
 
 // stallMessage sends one message of n consecutive values starting at first.
 func stallMessage(e *Env, sp ipl.SendPort, first int64, n int) error {
@@ -213,52 +220,15 @@ var _ = register(&testCase{
 		}
 	},
 	child: func(e *Env) error {
-		sp, err := e.Ibis.CreateSendPort(ManyToOne, "dead")
-		if err != nil {
-			return err
-		}
-		defer sp.Close()
-		if err := sp.Connect(e.Ctx, e.Parent, "dead"); err != nil {
-			return err
-		}
-		if e.Index < 2 {
-			for k := range int64(stallMessages) {
-				if err := stallMessage(e, sp, k*stallValues, stallValues); err != nil {
-					return fmt.Errorf("message %d: %w", k, err)
-				}
-			}
-			return nil
-		}
-		m, err := sp.NewMessage(e.Ctx)
-		if err != nil {
-			return err
-		}
-		for j := range int64(stallValues) {
-			if err := m.WriteInt64(j); err != nil {
-				return err
-			}
-		}
-		// The parent may stop this process as soon as the signal reaches it, before the
-		// reply comes back here; resumed, this member has been declared dead and its
+		// The parent may stop the staller (child 2) as soon as its signal arrives, before
+		// the reply comes back; resumed, this member has been declared dead and its
 		// registry connection is gone, so the call's own result says nothing.
-		_ = e.Ibis.Registry().Signal(e.Ctx, "begun", e.Parent)
-		// Stopped here by the parent; once resumed the connection is gone.
-		for {
-			lost, err := sp.LostConnections()
-			if err != nil {
-				return err
-			}
-			if len(lost) > 0 {
-				break
-			}
-			select {
-			case <-e.Ctx.Done():
-				return fmt.Errorf("the cut connection was never reported lost: %w", e.Ctx.Err())
-			case <-time.After(10 * time.Millisecond):
-			}
-		}
-		if _, err := m.Finish(); !errors.Is(err, ipl.ErrConnectionLost) {
-			return fmt.Errorf("finishing the message after the cut: %v, want ErrConnectionLost", err)
+		err := stallChild(e, "dead", 2, func() error {
+			_ = e.Ibis.Registry().Signal(e.Ctx, "begun", e.Parent)
+			return nil
+		})
+		if err != nil || e.Index < 2 {
+			return err
 		}
 		sp2, err := e.Ibis.CreateSendPort(ManyToOne, "again")
 		if err != nil {
