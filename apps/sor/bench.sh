@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Speed of apps/sor against a C loop of the same kernel, in one run (docs/SOR.md).
-#   apps/sor/bench.sh [N] [ITERS] [ROUNDS]      defaults: 2048 200 3
+#   [PLOT=FILE.png] apps/sor/bench.sh [N] [ITERS] [ROUNDS]      defaults: 2048 200 3
 # Each round runs every configuration once, in turn, so that the machine's noise spreads over
 # all of them; the table gives the best and the median time of the rounds. mp is included
 # when mpirun and the MPI headers are there. Prints a Markdown table on stdout.
@@ -15,7 +15,7 @@ mpi=0
 if command -v mpirun >/dev/null && go build -tags mpi -o "$tmp/sor-mpi" ./apps/sor 2>/dev/null; then mpi=1; fi
 mpiflags=(--oversubscribe --bind-to none); [ "$(id -u)" -eq 0 ] && mpiflags+=(--allow-run-as-root)
 
-configs=("c 1") ; for impl in tcp nio; do for p in 1 2 4; do configs+=("$impl $p"); done; done
+configs=("c 1" "c+wavefront 1") ; for impl in tcp nio; do for p in 1 2 4; do configs+=("$impl $p"); done; done
 configs+=("tcp+async 2" "tcp+async 4" "nio+async 2" "nio+async 4")
 [ $mpi -eq 1 ] && for p in 1 2 4; do configs+=("mp $p"); done
 
@@ -24,6 +24,7 @@ for r in $(seq "$ROUNDS"); do
     set -- $cfg
     case $1 in
       c)  line=$("$tmp/sor-c" "$N" "$ITERS") ;;
+      c+wavefront) line=$("$tmp/sor-c" "$N" "$ITERS" wavefront) ;;
       mp) line=$(mpirun -np "$2" "${mpiflags[@]}" "$tmp/sor-mpi" -impl mp -n "$N" -iters "$ITERS" -q | grep '^sor-result') ;;
       *+async) line=$("$tmp/sor" -np "$2" -impl "${1%+async}" -async -n "$N" -iters "$ITERS" -q | grep '^sor-result') ;;
       *)  line=$("$tmp/sor" -np "$2" -impl "$1" -n "$N" -iters "$ITERS" -q | grep '^sor-result') ;;
@@ -49,9 +50,17 @@ awk -v n="$N" -v it="$ITERS" '
     }
     for (i = 1; i <= k; i++) {
       key = order[i]; split(key, f, " ")
-      name = (f[1] == "c") ? "C loop, gcc -O2" : "sor -impl " f[1]
+      name = (f[1] == "c") ? "C loop, gcc -O2, two sweeps" : (f[1] == "c+wavefront") ? "C loop, gcc -O2, wavefront" : "sor -impl " f[1]
       impl = f[1]; sub(/\+async/, "", impl); base = best[impl " 1"]
       printf "| %s | %d | %.3f | %.3f | %.1f | %.2f | %s |\n", name, f[2], best[key], med[key], n * n * it / best[key] / 1e6, base / best[key], sum[key]
     }
-    printf "\nGo kernel (sor -impl tcp, P=1) against C: %.2fx of its speed (best of each)\n", best["c 1"] / best["tcp 1"]
+    printf "\nGo kernel (sor -impl tcp, P=1, wavefront) against the C loop in the same order: %.2fx of its speed; against C with two sweeps: %.2fx (best of each)\n", best["c+wavefront 1"] / best["tcp 1"], best["c 1"] / best["tcp 1"]
   }' "$tmp/results"
+
+# With PLOT=FILE.png also the speedup plot (cmd/speedplot) of the runs; an async line starts
+# from the same implementation's P=1 time (P=1 has no neighbours, so nothing to overlap).
+if [ -n "${PLOT:-}" ]; then
+  awk '$1 == "c" || $1 == "c+wavefront" { next } { print } $2 == 1 && ($1 == "tcp" || $1 == "nio") { print $1 "+async", $2, $3 }' "$tmp/results" |
+    go run ./cmd/speedplot -o "$PLOT" -title "SOR ${N}x${N}, $ITERS iterations: speedup on $(nproc) cores"
+  echo; echo "speedup plot: $PLOT"
+fi

@@ -23,14 +23,20 @@
 //
 // Within a colour every update reads only cells of the other colour, so the order of the
 // updates, and hence the split into blocks, changes no bit; a maximum is exact in any order.
+// That also lets a process relax its rows in one pass per iteration instead of one per
+// colour: colour 1 of a row right after colour 0 of the row below it, once every cell it
+// reads is final (a wavefront), so the grid streams through memory once per iteration.
 //
 // # Communication
 //
 // Interior rows are split into contiguous blocks, as even as possible. Before each colour a
 // process sends its first and last rows to its neighbours and receives theirs (two exchanges
 // per iteration); after both colours a max-Allreduce of one float64 gives every process the
-// change. With -async a process posts the receives and sends its rows, updates its inner rows
-// while the neighbours' rows travel, and its first and last rows when they have come.
+// change. Without -async a process updates colour 0 of its first and last rows once the
+// first exchange has come, sends them, and relaxes the rows in between (both colours, as a
+// wavefront) while the second exchange travels. With -async the first exchange is hidden too:
+// colour 0 of the inner rows, and colour 1 of those not next to the first and last, go before
+// the neighbours' rows are waited for.
 //
 // sor uses mpj (MPI-style messaging on IPL) for both, rather than IPL ports directly as the
 // Java Ibis SOR does: mpj's Allreduce combines in an order fixed by the ranks, so the change

@@ -106,6 +106,77 @@ func (b *block) sweep(from, to, c int, omega float64) float64 {
 	return math.Float64frombits(maxBits)
 }
 
+// wavefront updates colour 0 of local rows from..to and colour 1 of the rows of lagFrom..lagTo
+// among them, in one pass over the rows: colour 1 of row r-1 right after colour 0 of row r,
+// while rows r-1 and r are still in the cache, so that an iteration streams the grid through
+// memory once instead of twice. That changes no bit: colour 1 of a row reads only colour 0
+// cells of it and of the rows next to it, which are all updated by then (the caller has
+// updated colour 0 of any row next to lagFrom..lagTo outside from..to), and colour 0 of row r
+// reads colour 1 of rows r-1 and r+1 before either is updated. It returns the largest change
+// of each colour.
+func (b *block) wavefront(from, to, lagFrom, lagTo int, omega float64) (d0, d1 float64) {
+	for r := from; r <= to; r++ {
+		d0 = max(d0, b.sweep(r, r, 0, omega))
+		if q := r - 1; q >= lagFrom && q <= lagTo && q >= from {
+			d1 = max(d1, b.sweep(q, q, 1, omega))
+		}
+	}
+	if to >= lagFrom && to <= lagTo && to >= from {
+		d1 = max(d1, b.sweep(to, to, 1, omega))
+	}
+	return d0, d1
+}
+
+// exchanger moves the first and last rows of a block to its neighbours and theirs into its
+// ghost rows: start sends and posts the receives, wait waits for them.
+type exchanger interface {
+	start() error
+	wait() error
+}
+
+// iterate does one iteration: colour 0, then colour 1, each after an exchange of the first
+// and last rows with the neighbours (ex); it returns the block's largest change. The rows in
+// between are relaxed in one wavefront pass while an exchange travels: without async the
+// second one (colour 0 of the first and last rows goes first, so that they can be sent); with
+// async the first one too (colour 0 of the inner rows and colour 1 of the rows not next to the
+// first and last go first, the rest after the neighbours' rows have come).
+func (b *block) iterate(omega float64, async bool, ex exchanger) (float64, error) {
+	rows := b.rows
+	edges := func(c int) float64 { // colour c of the first and last rows
+		d := b.sweep(1, 1, c, omega)
+		if rows > 1 {
+			d = max(d, b.sweep(rows, rows, c, omega))
+		}
+		return d
+	}
+	var inner0, inner1 float64
+	if err := ex.start(); err != nil {
+		return 0, err
+	}
+	if async {
+		inner0, inner1 = b.wavefront(2, rows-1, 3, rows-2, omega)
+	}
+	if err := ex.wait(); err != nil {
+		return 0, err
+	}
+	d := edges(0)
+	if err := ex.start(); err != nil {
+		return 0, err
+	}
+	if !async {
+		inner0, inner1 = b.wavefront(2, rows-1, 2, rows-1, omega)
+	} else if rows >= 3 { // colour 1 of the rows next to the first and last
+		d = max(d, b.sweep(2, 2, 1, omega))
+		if rows > 3 {
+			d = max(d, b.sweep(rows-1, rows-1, 1, omega))
+		}
+	}
+	if err := ex.wait(); err != nil {
+		return 0, err
+	}
+	return max(d, inner0, inner1, edges(1)), nil
+}
+
 // checksum adds the interior cells of the block to sum in row-major order.
 func (b *block) checksum(sum float64) float64 {
 	for r := 1; r <= b.rows; r++ {

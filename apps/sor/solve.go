@@ -79,15 +79,11 @@ func solve(ctx context.Context, cfg *config, stdout, stderr io.Writer) (err erro
 	change := []float64{0}
 	iters := 0
 	for {
-		d0, err := s.colour(0)
+		d, err := s.iterate()
 		if err != nil {
 			return err
 		}
-		d1, err := s.colour(1)
-		if err != nil {
-			return err
-		}
-		change[0] = max(d0, d1)
+		change[0] = d
 		if err := w.Allreduce(ctx, change, change, mpj.Max); err != nil {
 			return fmt.Errorf("iteration %d: allreduce of the change: %w", iters+1, err)
 		}
@@ -146,59 +142,49 @@ type solver struct {
 	b       *block
 	pr      params
 	async   bool
+	recvs   [2]*mpj.Request // the exchange under way
 }
 
-// colour exchanges the boundary rows with the neighbours and updates colour c of the block;
-// it returns the block's largest change. With async the inner rows are updated while the
-// neighbours' rows travel; the first and last rows after they came.
-func (s *solver) colour(c int) (float64, error) {
-	b := s.b
-	recvs, err := s.startExchange()
-	if err != nil {
-		return 0, err
-	}
-	if !s.async {
-		if _, err := mpj.WaitAll(s.ctx, recvs[:]...); err != nil {
-			return 0, fmt.Errorf("receiving the neighbours' rows: %w", err)
-		}
-		return b.sweep(1, b.rows, c, s.pr.omega), nil
-	}
-	d := b.sweep(2, b.rows-1, c, s.pr.omega) // empty for one or two rows
-	if _, err := mpj.WaitAll(s.ctx, recvs[:]...); err != nil {
-		return 0, fmt.Errorf("receiving the neighbours' rows: %w", err)
-	}
-	d = max(d, b.sweep(1, 1, c, s.pr.omega))
-	if b.rows > 1 {
-		d = max(d, b.sweep(b.rows, b.rows, c, s.pr.omega))
-	}
-	return d, nil
+// iterate does one iteration of the solver's block (block.iterate) with the neighbours.
+func (s *solver) iterate() (float64, error) {
+	return s.b.iterate(s.pr.omega, s.async, s)
 }
 
-// startExchange posts the receives of the ghost rows and sends the first and last rows to the
-// neighbours. mpj's sends never wait for the receiver, so every process may send first.
-func (s *solver) startExchange() (recvs [2]*mpj.Request, err error) {
+// start posts the receives of the ghost rows and sends the first and last rows to the
+// neighbours (block.iterate's exchanger). mpj's sends never wait for the receiver, so every
+// process may send first.
+func (s *solver) start() (err error) {
 	b := s.b
+	s.recvs = [2]*mpj.Request{}
 	if s.rank > 0 {
-		if recvs[0], err = s.w.Irecv(b.row(0), s.rank-1, tagDown); err != nil {
-			return recvs, fmt.Errorf("posting the receive from rank %d: %w", s.rank-1, err)
+		if s.recvs[0], err = s.w.Irecv(b.row(0), s.rank-1, tagDown); err != nil {
+			return fmt.Errorf("posting the receive from rank %d: %w", s.rank-1, err)
 		}
 	}
 	if s.rank < s.p-1 {
-		if recvs[1], err = s.w.Irecv(b.row(b.rows+1), s.rank+1, tagUp); err != nil {
-			return recvs, fmt.Errorf("posting the receive from rank %d: %w", s.rank+1, err)
+		if s.recvs[1], err = s.w.Irecv(b.row(b.rows+1), s.rank+1, tagUp); err != nil {
+			return fmt.Errorf("posting the receive from rank %d: %w", s.rank+1, err)
 		}
 	}
 	if s.rank > 0 {
 		if err := s.w.Send(s.ctx, b.row(1), s.rank-1, tagUp); err != nil {
-			return recvs, fmt.Errorf("sending to rank %d: %w", s.rank-1, err)
+			return fmt.Errorf("sending to rank %d: %w", s.rank-1, err)
 		}
 	}
 	if s.rank < s.p-1 {
 		if err := s.w.Send(s.ctx, b.row(b.rows), s.rank+1, tagDown); err != nil {
-			return recvs, fmt.Errorf("sending to rank %d: %w", s.rank+1, err)
+			return fmt.Errorf("sending to rank %d: %w", s.rank+1, err)
 		}
 	}
-	return recvs, nil
+	return nil
+}
+
+// wait waits for the neighbours' rows.
+func (s *solver) wait() error {
+	if _, err := mpj.WaitAll(s.ctx, s.recvs[:]...); err != nil {
+		return fmt.Errorf("receiving the neighbours' rows: %w", err)
+	}
+	return nil
 }
 
 // checksum passes the running sum from rank to rank in row order, so that one float64 adds
