@@ -16,7 +16,7 @@ gcc -O2 -ffp-contract=off -o "$tmp/bh-c" apps/barneshut/testdata/bh.c -lm
 "$tmp/bh" -bodies "$BODIES" -steps 0 -q -out "$tmp/in.atos" >/dev/null
 mpi=0
 if command -v mpirun >/dev/null && go build -tags mpi -o "$tmp/bh-mpi" ./apps/barneshut 2>/dev/null; then mpi=1; fi
-mpiflags=(--oversubscribe --bind-to none); [ "$(id -u)" -eq 0 ] && mpiflags+=(--allow-run-as-root)
+mpiflags=(--oversubscribe --bind-to core); [ "$(id -u)" -eq 0 ] && mpiflags+=(--allow-run-as-root)  # P <= 2: a core each, as -np binds
 
 configs=("c 1"); for impl in tcp nio; do for p in 1 2; do configs+=("$impl $p"); done; done
 [ $mpi -eq 1 ] && for p in 1 2; do configs+=("mp $p"); done

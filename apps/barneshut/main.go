@@ -36,6 +36,7 @@ type config struct {
 	out        string
 	p          params
 	np         int
+	bind       bool // -np binds the processes to cores
 	verify     bool
 	image      string
 	imageEvery int
@@ -70,7 +71,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		defer cancel()
 	}
 	if cfg.np > 0 {
-		return applaunch.Local(ctx, "barneshut", cfg.np, args, stdout, stderr)
+		return applaunch.Local(ctx, "barneshut", cfg.np, args, stdout, stderr, cfg.bind)
 	}
 	if err := simulate(ctx, cfg, stdout, stderr); err != nil {
 		fmt.Fprintf(stderr, "barneshut: %v\n", err)
@@ -116,6 +117,7 @@ flags:
 	fs.Float64Var(&cfg.p.dt, "dt", 0.025, "time step")
 	fs.IntVar(&cfg.p.steps, "steps", 10, "number of leapfrog steps")
 	fs.IntVar(&cfg.np, "np", 0, "start this many local processes with an embedded registry (0: join the pool of the environment)")
+	fs.BoolVar(&cfg.bind, "bind", true, "with -np, bind each process to a core of its own when there are enough (as mpirun does)")
 	fs.BoolVar(&cfg.verify, "verify", false, "compare the final accelerations of >= 1000 bodies with direct summation")
 	fs.StringVar(&cfg.image, "image", "", "write the final bodies, projected on x-y, to this PNG `file`")
 	fs.IntVar(&cfg.imageEvery, "image-every", 0, "with -image, also write FILE-NNNNNN.png every `K` steps (and at step 0)")

@@ -13,7 +13,10 @@ go build -o "$tmp/sor" ./apps/sor
 gcc -O2 -ffp-contract=off -o "$tmp/sor-c" apps/sor/testdata/sor.c -lm
 mpi=0
 if command -v mpirun >/dev/null && go build -tags mpi -o "$tmp/sor-mpi" ./apps/sor 2>/dev/null; then mpi=1; fi
-mpiflags=(--oversubscribe --bind-to none); [ "$(id -u)" -eq 0 ] && mpiflags+=(--allow-run-as-root)
+mpiflags=(--oversubscribe); [ "$(id -u)" -eq 0 ] && mpiflags+=(--allow-run-as-root)
+# mpirun binds each rank to a core when there are enough, and sor -np does the same; with
+# more processes than cores neither binds (mpirun refuses to bind two ranks to one core).
+mpibind() { if [ "$1" -le "$(nproc)" ]; then echo --bind-to core; else echo --bind-to none; fi; }
 
 configs=("c 1" "c+wavefront 1") ; for impl in tcp nio; do for p in 1 2 4; do configs+=("$impl $p"); done; done
 configs+=("tcp+async 2" "tcp+async 4" "nio+async 2" "nio+async 4")
@@ -25,7 +28,7 @@ for r in $(seq "$ROUNDS"); do
     case $1 in
       c)  line=$("$tmp/sor-c" "$N" "$ITERS") ;;
       c+wavefront) line=$("$tmp/sor-c" "$N" "$ITERS" wavefront) ;;
-      mp) line=$(mpirun -np "$2" "${mpiflags[@]}" "$tmp/sor-mpi" -impl mp -n "$N" -iters "$ITERS" -q | grep '^sor-result') ;;
+      mp) line=$(mpirun -np "$2" "${mpiflags[@]}" $(mpibind "$2") "$tmp/sor-mpi" -impl mp -n "$N" -iters "$ITERS" -q | grep '^sor-result') ;;
       *+async) line=$("$tmp/sor" -np "$2" -impl "${1%+async}" -async -n "$N" -iters "$ITERS" -q | grep '^sor-result') ;;
       *)  line=$("$tmp/sor" -np "$2" -impl "$1" -n "$N" -iters "$ITERS" -q | grep '^sor-result') ;;
     esac

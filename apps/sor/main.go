@@ -32,6 +32,7 @@ type config struct {
 	n        int
 	iters    int
 	np       int
+	bind     bool // -np binds the processes to cores
 	async    bool
 	verify   bool
 	image    string
@@ -67,7 +68,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		defer cancel()
 	}
 	if cfg.np > 0 {
-		return applaunch.Local(ctx, "sor", cfg.np, args, stdout, stderr)
+		return applaunch.Local(ctx, "sor", cfg.np, args, stdout, stderr, cfg.bind)
 	}
 	if err := solve(ctx, cfg, stdout, stderr); err != nil {
 		fmt.Fprintf(stderr, "sor: %v\n", err)
@@ -105,6 +106,7 @@ flags:
 	fs.IntVar(&cfg.n, "n", 1024, "interior size N: the grid is (N+2) x (N+2)")
 	fs.IntVar(&cfg.iters, "iters", 0, "stop after this many iterations (0: only at convergence)")
 	fs.IntVar(&cfg.np, "np", 0, "start this many local processes with an embedded registry (0: join the pool of the environment)")
+	fs.BoolVar(&cfg.bind, "bind", true, "with -np, bind each process to a core of its own when there are enough (as mpirun does)")
 	fs.BoolVar(&cfg.async, "async", false, "compute the inner rows while the boundary rows travel")
 	fs.BoolVar(&cfg.verify, "verify", false, "also compute sequentially in-process and require a bitwise-equal grid")
 	fs.StringVar(&cfg.image, "image", "", "write a heat map of the final grid to this PNG `file`")
