@@ -3,7 +3,9 @@
 // distributed over the processes of an Ibis pool, and which gives bit for bit the same result
 // on any number of processes and any implementation.
 //
-//	go run ./apps/barneshut -np 4 -bodies 100000 -steps 10    four local processes
+//	go run ./apps/barneshut -np 4 -bodies 100000 -steps 10    four local processes (-np binds
+//	                                                          each to a core of its own when
+//	                                                          there are enough; -bind=false: not)
 //	go run ./cmd/ibis-run -np 4 -- go run ./apps/barneshut     the same under ibis-run
 //	go build -tags mpi -o bh ./apps/barneshut && mpirun -np 4 ./bh -impl mp
 //

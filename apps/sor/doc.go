@@ -50,8 +50,9 @@
 // # Flags and output
 //
 // -np P starts P processes of this executable with an embedded registry, as ibis-run does
-// (same IBIS_* environment); without it sor joins the pool its environment names, or is a
-// pool of one. -impl and -property (flavours, such as -property nio.send=thread) come from
+// (same IBIS_* environment), each bound to a core of its own when there are at least P
+// (as mpirun binds ranks; -bind=false leaves them to the kernel's scheduler, see docs/SOR.md);
+// without it sor joins the pool its environment names, or is a pool of one. -impl and -property (flavours, such as -property nio.send=thread) come from
 // ipl.Flags. -verify gathers the grid on rank 0, runs the sequential computation there and
 // requires every cell, the iteration count, the change and the checksum to be bitwise equal.
 // -image FILE.png makes rank 0 gather the grid and write it as a heat map. Runs longer than 3
