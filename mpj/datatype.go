@@ -27,11 +27,14 @@ const (
 	Uint
 	Float32
 	Float64
+	// Object is a slice of any other element type ([]MyStruct, []string, []any, ...),
+	// whose values travel encoded (point-to-point only; see the package doc).
+	Object
 	numDatatypes
 )
 
 var datatypeNames = [...]string{"invalid", "bool", "byte", "int8", "int16", "uint16", "int32",
-	"uint32", "int64", "uint64", "int", "uint", "float32", "float64"}
+	"uint32", "int64", "uint64", "int", "uint", "float32", "float64", "object"}
 
 // String returns the Go name of the element type ("float64", ...).
 func (d Datatype) String() string {
@@ -89,7 +92,7 @@ func bufInfo(buf any) (Datatype, int, error) {
 	case []float64:
 		return Float64, len(b), nil
 	}
-	return 0, 0, fmt.Errorf("%w: mpj: a buffer must be a slice of a primitive type ([]float64, []int32, []byte, ...), not %T",
+	return 0, 0, fmt.Errorf("%w: mpj: a collective's buffer must be a slice of a primitive type ([]float64, []int32, []byte, ...), not %T (2-D slices and objects go point-to-point)",
 		ipl.ErrUnsupported, buf)
 }
 

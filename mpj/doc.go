@@ -24,12 +24,31 @@
 // # Point-to-point
 //
 // Buffers are slices of a primitive type ([]float64, []int32, []byte, []bool, ...;
-// see Datatype); nil is an empty message. The element type travels with the message:
-// a receive into a slice of another type fails with ErrTypeMismatch, into a slice too
-// short with ErrTruncated (never a silent truncation); the message is consumed either
-// way. Status reports source, tag, element count and type. AnySource and AnyTag are
-// wildcards; messages from one sender on one communicator with one tag arrive in the
-// order they were sent (MPI's non-overtaking rule), whatever their size.
+// see Datatype); nil is an empty message. Point-to-point messages also take:
+//
+//   - 2-D slices ([][]float64, ...; rows may differ in length). A 2-D buffer is its rows
+//     in order, like a contiguous MPI buffer: the count is all its elements, and the
+//     receiver may hold them in a 1-D slice or a 2-D one of any shape with room enough,
+//     filled row by row. The rows go from and to the program's memory, not copied.
+//   - Slices of objects (any other element type: []Body, []string, []any; Datatype
+//     Object). Their values travel msgpack-encoded (exported fields, msgpack tags); the
+//     element type's name travels with them and must be the receive buffer's. A message of
+//     objects that arrives before its receive is queued as its encoding and decoded into
+//     the receive buffer when one matches, so what a corrupt message can make the receiver
+//     allocate is bounded by the buffer it gave. A value msgpack cannot encode (a channel,
+//     a function) fails the Send before anything is sent.
+//   - Pack and Unpack (MPI_Pack, MPI_Unpack): several buffers of different types in one
+//     []byte, sent as an ordinary []byte message; PackSize says how much Pack appends.
+//
+// Collectives take 1-D primitive slices only: a 2-D slice or objects given to one fail
+// with ipl.ErrUnsupported (send them point-to-point, or Pack them into a []byte first).
+//
+// The element type travels with the message: a receive into a slice of another type
+// fails with ErrTypeMismatch, into a slice too short with ErrTruncated (never a silent
+// truncation); the message is consumed either way. Status reports source, tag, element
+// count and type (Elem names an object type). AnySource and AnyTag are wildcards;
+// messages from one sender on one communicator with one tag arrive in the order they were
+// sent (MPI's non-overtaking rule), whatever their size.
 //
 // How messages move: each process has one many-to-one receive port into which every
 // peer has connected one send port (at Init). Every message starts with a header

@@ -24,6 +24,9 @@ var (
 	// ErrCount: the ranks of a collective disagree on an element count (for example a
 	// Bcast buffer of another length than the root's).
 	ErrCount = errors.New("mpj: element count mismatch")
+	// ErrMalformed: packed data (Unpack) that is not what Pack writes: cut short, an
+	// unknown element type, a count beyond the bytes there are.
+	ErrMalformed = errors.New("mpj: malformed packed data")
 )
 
 // ErrTypeMismatch is ipl.ErrTypeMismatch: a receive buffer of another element type

@@ -33,13 +33,20 @@ type header struct {
 	from   int32
 	count  int64
 	syncID int64
+	// elem is the element type of a message of objects (dtype Object), which must be the
+	// receive buffer's.
+	elem string
 }
 
 // write puts h at the start of a message.
 func (h *header) write(m ipl.WriteMessage) error {
-	return errors.Join(m.WriteByte(h.kind), m.WriteByte(byte(h.dtype)), m.WriteUint32(h.ctx),
+	err := errors.Join(m.WriteByte(h.kind), m.WriteByte(byte(h.dtype)), m.WriteUint32(h.ctx),
 		m.WriteInt32(h.src), m.WriteInt32(h.tag), m.WriteInt32(h.from), m.WriteInt64(h.count),
 		m.WriteInt64(h.syncID))
+	if err != nil || h.dtype != Object {
+		return err
+	}
+	return errors.Join(m.WriteUint16(uint16(len(h.elem))), m.WriteArray([]byte(h.elem)))
 }
 
 // read takes a header from the start of a message and checks what it can.
@@ -71,6 +78,20 @@ func (h *header) read(m ipl.ReadMessage) error {
 	if h.syncID, err = m.ReadInt64(); err != nil {
 		return err
 	}
+	if h.kind == kindData && h.dtype == Object {
+		n, err := m.ReadUint16()
+		if err != nil {
+			return err
+		}
+		if n > maxElemName {
+			return fmt.Errorf("%w: mpj: message of objects with a type name of %d bytes", ipl.ErrTypeMismatch, n)
+		}
+		name := make([]byte, n)
+		if err := m.ReadArray(name); err != nil {
+			return err
+		}
+		h.elem = string(name)
+	}
 	switch {
 	case h.kind != kindData && h.kind != kindAck:
 		return fmt.Errorf("%w: mpj: message of unknown kind %d", ipl.ErrTypeMismatch, h.kind)
@@ -84,5 +105,5 @@ func (h *header) read(m ipl.ReadMessage) error {
 
 // status is what a receive of the message reports.
 func (h *header) status() Status {
-	return Status{Source: int(h.src), Tag: int(h.tag), Count: int(h.count), Datatype: h.dtype}
+	return Status{Source: int(h.src), Tag: int(h.tag), Count: int(h.count), Datatype: h.dtype, Elem: h.elem}
 }

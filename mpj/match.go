@@ -21,11 +21,9 @@ type recvOp struct {
 	src, tag int
 	// slot is the world slot of src, -1 for AnySource: a departure of that process
 	// fails the receive.
-	slot  int
-	buf   any
-	dtype Datatype
-	room  int
-	req   *Request
+	slot int
+	buf  pbuf
+	req  *Request
 }
 
 // matches reports whether a message with header h satisfies the receive (src, tag):
@@ -106,13 +104,17 @@ func (e *engine) deliver(m *message) {
 
 // check says whether a message with header h fits the receive op, and why not.
 func check(op *recvOp, h *header) error {
-	if h.dtype != op.dtype {
-		return fmt.Errorf("%w: mpj: message from rank %d with tag %d holds %s, the receive buffer is a []%s",
-			ipl.ErrTypeMismatch, h.src, h.tag, h.dtype, op.dtype)
+	if h.dtype != op.buf.dtype || h.elem != op.buf.elem {
+		what := h.dtype.String()
+		if h.dtype == Object {
+			what = "objects of type " + h.elem
+		}
+		return fmt.Errorf("%w: mpj: message from rank %d with tag %d holds %s, the receive buffer is a %s",
+			ipl.ErrTypeMismatch, h.src, h.tag, what, op.buf.kind())
 	}
-	if h.count > int64(op.room) {
+	if h.count > int64(op.buf.n) {
 		return fmt.Errorf("%w: message from rank %d with tag %d holds %d elements, the receive buffer %d",
-			ErrTruncated, h.src, h.tag, h.count, op.room)
+			ErrTruncated, h.src, h.tag, h.count, op.buf.n)
 	}
 	return nil
 }
@@ -122,7 +124,7 @@ func check(op *recvOp, h *header) error {
 func (e *engine) complete(op *recvOp, h *header, data any) {
 	err := check(op, h)
 	if err == nil && data != nil {
-		copyBuf(op.buf, data)
+		err = op.buf.fill(data, int(h.count))
 	}
 	e.finish(op, h, err)
 }

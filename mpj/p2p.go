@@ -117,12 +117,15 @@ func (c *Comm) send(ctx context.Context, id uint32, buf any, dest, tag int, sync
 	if dest < 0 || dest >= c.Size() {
 		return fmt.Errorf("%w: mpj: send to rank %d of a communicator of %d", ipl.ErrInvalidArgument, dest, c.Size())
 	}
-	dt, n, err := bufInfo(buf)
+	pb, err := p2pBuf(buf)
 	if err != nil {
 		return err
 	}
-	h := header{kind: kindData, dtype: dt, ctx: id, src: int32(c.rank), tag: int32(tag),
-		from: int32(c.w.slot), count: int64(n)}
+	if err := pb.encode(pb.n); err != nil {
+		return err
+	}
+	h := header{kind: kindData, dtype: pb.dtype, ctx: id, src: int32(c.rank), tag: int32(tag),
+		from: int32(c.w.slot), count: int64(pb.n), elem: pb.elem}
 	if err := c.w.eng.departed(c.slots[dest]); err != nil {
 		return fmt.Errorf("mpj: send to rank %d: %w", dest, err)
 	}
@@ -132,7 +135,7 @@ func (c *Comm) send(ctx context.Context, id uint32, buf any, dest, tag int, sync
 			return err
 		}
 	}
-	if err := c.w.transmit(ctx, c.slots[dest], h, buf); err != nil {
+	if err := c.w.transmit(ctx, c.slots[dest], h, &pb); err != nil {
 		if sync {
 			c.w.dropSync(h.syncID)
 		}
@@ -156,11 +159,11 @@ func (c *Comm) irecv(id uint32, buf any, source, tag int) (*Request, error) {
 	if err := c.checkSource(source); err != nil {
 		return nil, err
 	}
-	dt, n, err := bufInfo(buf)
+	pb, err := p2pBuf(buf)
 	if err != nil {
 		return nil, err
 	}
-	op := &recvOp{ctx: id, src: source, tag: tag, slot: c.slotOf(source), buf: buf, dtype: dt, room: n, req: newRequest()}
+	op := &recvOp{ctx: id, src: source, tag: tag, slot: c.slotOf(source), buf: pb, req: newRequest()}
 	op.req.op = op
 	m, err := c.w.eng.post(op)
 	if err != nil {

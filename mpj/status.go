@@ -21,6 +21,10 @@ type Status struct {
 	Tag int
 	// Count is the number of elements the message holds (MPI_Get_count).
 	Count int
-	// Datatype is the element type of the message.
+	// Datatype is the element type of the message: a primitive type also for a 2-D
+	// slice (whose rows travel as one sequence), Object for a slice of objects.
 	Datatype Datatype
+	// Elem is the Go element type of a message of objects ("main.Body"; empty for
+	// primitive types), which the receive buffer's must be.
+	Elem string
 }

@@ -26,6 +26,7 @@ func runSuite(ctx context.Context, w *mpj.World) error {
 		{"ordering", checkOrdering},
 		{"posted", checkPosted},
 		{"errors", checkErrors},
+		{"buffers", checkBuffers},
 		{"nonblocking", checkNonblocking},
 		{"collectives", checkCollectives},
 		{"reductions", checkReductions},
@@ -238,8 +239,11 @@ func checkErrors(ctx context.Context, w *mpj.World) error {
 	if err := w.Send(ctx, make([]float64, 1), w.Size(), 0); !errors.Is(err, ipl.ErrInvalidArgument) {
 		return fmt.Errorf("send to rank %d: %v, want ErrInvalidArgument", w.Size(), err)
 	}
-	if err := w.Send(ctx, []string{"x"}, 0, 0); !errors.Is(err, ipl.ErrUnsupported) {
-		return fmt.Errorf("send of []string: %v, want ErrUnsupported", err)
+	if err := w.Send(ctx, "x", 0, 0); !errors.Is(err, ipl.ErrUnsupported) {
+		return fmt.Errorf("send of a string: %v, want ErrUnsupported", err)
+	}
+	if err := w.Allreduce(ctx, [][]float64{{1}}, [][]float64{{1}}, mpj.Sum); !errors.Is(err, ipl.ErrUnsupported) {
+		return fmt.Errorf("allreduce of a 2-D slice: %v, want ErrUnsupported", err)
 	}
 	if err := w.Send(ctx, nil, 0, -3); !errors.Is(err, ipl.ErrInvalidArgument) {
 		return fmt.Errorf("tag -3: %v, want ErrInvalidArgument", err)

@@ -50,10 +50,23 @@ func (w *World) handle(m ipl.ReadMessage) error {
 		_, ferr := m.Finish()
 		return ferr
 	}
+	if op != nil && op.buf.dtype == Object {
+		// Objects are decoded only once the message is read, by complete, so that a value
+		// that does not decode into the receive's type fails that receive alone.
+		data, err := readUnexpected(m, &h)
+		if err != nil {
+			_, _ = m.Finish()
+			op.req.finish(h.status(), fmt.Errorf("mpj: reading a message: %w", err))
+			return err
+		}
+		_, ferr := m.Finish()
+		w.eng.complete(op, &h, data)
+		return ferr
+	}
 	if op != nil {
 		cerr := check(op, &h)
 		if cerr == nil && h.count > 0 {
-			if err := m.ReadArray(sliceBuf(op.buf, 0, int(h.count))); err != nil {
+			if err := op.buf.read(m, int(h.count)); err != nil {
 				_, _ = m.Finish()
 				op.req.finish(h.status(), fmt.Errorf("mpj: reading a message: %w", err))
 				return err
@@ -63,12 +76,10 @@ func (w *World) handle(m ipl.ReadMessage) error {
 		w.eng.finish(op, &h, cerr)
 		return ferr
 	}
-	data := makeBuf(h.dtype, int(h.count))
-	if h.count > 0 {
-		if err := m.ReadArray(data); err != nil {
-			_, _ = m.Finish()
-			return err
-		}
+	data, err := readUnexpected(m, &h)
+	if err != nil {
+		_, _ = m.Finish()
+		return err
 	}
 	// Delivered before Finish: once the message is finished the connection may end
 	// (the peer closed), and its departure must find the message queued.
@@ -77,9 +88,24 @@ func (w *World) handle(m ipl.ReadMessage) error {
 	return err
 }
 
+// readUnexpected reads the payload of a message no receive waits for into memory of its
+// own: a 1-D slice of its element type (whatever shape the sender's buffer had), or the
+// encoding of objects.
+func readUnexpected(m ipl.ReadMessage, h *header) (any, error) {
+	if h.count == 0 {
+		return nil, nil
+	}
+	if h.dtype == Object {
+		return readObjectBytes(m)
+	}
+	data := makeBuf(h.dtype, int(h.count))
+	return data, m.ReadArray(data)
+}
+
 // transmit sends one message to the process in slot s, or queues it locally when s is
 // this process (a copy, so the caller may reuse its buffer at once, as after any Send).
-func (w *World) transmit(ctx context.Context, s int, h header, buf any) error {
+// buf is nil for an ack.
+func (w *World) transmit(ctx context.Context, s int, h header, buf *pbuf) error {
 	if s == w.slot {
 		if h.kind == kindAck {
 			w.acked(h.syncID)
@@ -88,7 +114,14 @@ func (w *World) transmit(ctx context.Context, s int, h header, buf any) error {
 		if err := w.eng.failure(); err != nil {
 			return err
 		}
-		w.eng.deliver(&message{h: h, data: cloneBuf(buf)})
+		var data any
+		if h.count > 0 {
+			var err error
+			if data, err = buf.detach(int(h.count)); err != nil {
+				return err
+			}
+		}
+		w.eng.deliver(&message{h: h, data: data})
 		return nil
 	}
 	m, err := w.ports[s].NewMessage(ctx)
@@ -97,7 +130,7 @@ func (w *World) transmit(ctx context.Context, s int, h header, buf any) error {
 	}
 	err = h.write(m)
 	if err == nil && h.count > 0 {
-		err = m.WriteArray(buf)
+		err = buf.write(m, int(h.count))
 	}
 	_, ferr := m.Finish()
 	return errors.Join(err, ferr)
