@@ -186,9 +186,13 @@ func combine(o Op, dst, a, b any) {
 	case []bool:
 		logical(o, d, a.([]bool), b.([]bool))
 	case []byte:
-		integral(o, d, a.([]byte), b.([]byte))
+		if !bytewise(o, d, a.([]byte), b.([]byte)) {
+			integral(o, d, a.([]byte), b.([]byte))
+		}
 	case []int8:
-		integral(o, d, a.([]int8), b.([]int8))
+		if !bytewise(o, int8Bytes(d), int8Bytes(a.([]int8)), int8Bytes(b.([]int8))) {
+			integral(o, d, a.([]int8), b.([]int8))
+		}
 	case []int16:
 		integral(o, d, a.([]int16), b.([]int16))
 	case []uint16:

@@ -106,3 +106,65 @@ func TestLocAndUserOps(t *testing.T) {
 		t.Errorf("a freed op: %v", err)
 	}
 }
+
+// TestBytewise: the word-at-a-time byte operators give the element loop's results, for
+// every pair of byte values, at every length and alignment of the tail.
+func TestBytewise(t *testing.T) {
+	var a, b []byte
+	for x := range 256 {
+		for y := range 256 {
+			a, b = append(a, byte(x)), append(b, byte(y))
+		}
+	}
+	for _, o := range []Op{Sum, BAnd, BOr, BXor} {
+		for _, n := range []int{0, 1, 7, 8, 9, 15, len(a)} {
+			got := make([]byte, n)
+			combine(o, got, a[:n], b[:n])
+			for i := range n {
+				var want byte
+				switch o {
+				case Sum:
+					want = a[i] + b[i]
+				case BAnd:
+					want = a[i] & b[i]
+				case BOr:
+					want = a[i] | b[i]
+				case BXor:
+					want = a[i] ^ b[i]
+				}
+				if got[i] != want {
+					t.Fatalf("%s of %d and %d: %d, want %d", o, a[i], b[i], got[i], want)
+				}
+			}
+			i8 := make([]int8, n)
+			ia, ib := make([]int8, n), make([]int8, n)
+			for i := range n {
+				ia[i], ib[i] = int8(a[i]), int8(b[i])
+			}
+			combine(o, i8, ia, ib)
+			for i := range n {
+				if byte(i8[i]) != got[i] {
+					t.Fatalf("int8 %s of %d and %d: %d, want %d", o, ia[i], ib[i], i8[i], int8(got[i]))
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkSumBytes: Sum on 1 MiB of bytes, the reduction the collectives benchmark makes.
+func BenchmarkSumBytes(b *testing.B) {
+	a, c := make([]byte, 1<<20), make([]byte, 1<<20)
+	b.SetBytes(1 << 20)
+	for b.Loop() {
+		combine(Sum, a, a, c)
+	}
+}
+
+// BenchmarkSumFloat64: Sum on 1 MiB of float64 (the element loop).
+func BenchmarkSumFloat64(b *testing.B) {
+	a, c := make([]float64, 1<<17), make([]float64, 1<<17)
+	b.SetBytes(1 << 20)
+	for b.Loop() {
+		combine(Sum, a, a, c)
+	}
+}

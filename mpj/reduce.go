@@ -77,20 +77,37 @@ func (c *Comm) reduce(ctx context.Context, sendbuf, recvbuf any, op Op, root int
 func (c *Comm) reduceTree(ctx context.Context, sendbuf, recvbuf any, op Op, root int, dt Datatype, cnt int) error {
 	n := c.Size()
 	vr := (c.rank - root + n) % n
-	acc := cloneBuf(sendbuf)
-	tmp := makeBuf(dt, cnt)
+	// acc is the partial result: sendbuf itself until a child's part comes (a leaf sends
+	// it untouched), then memory of its own: recvbuf at the root, which ends there anyway.
+	var acc, tmp any = sendbuf, nil
+	own := false // acc is memory of its own (or recvbuf), no longer sendbuf
 	for mask := 1; mask < n; mask <<= 1 {
 		if vr&mask != 0 {
 			return c.csend(ctx, acc, (vr-mask+root)%n, tagReduce)
 		}
 		if child := vr | mask; child < n {
+			if tmp == nil {
+				tmp = makeBuf(dt, cnt)
+			}
 			if err := c.crecv(ctx, tmp, (child+root)%n, tagReduce); err != nil {
 				return err
+			}
+			if !own {
+				own = true
+				if vr == 0 {
+					acc = recvbuf
+				} else {
+					acc = makeBuf(dt, cnt)
+				}
+				combine(op, acc, sendbuf, tmp) // may be in place: elementwise
+				continue
 			}
 			combine(op, acc, acc, tmp)
 		}
 	}
-	copyBuf(recvbuf, acc)
+	if !own { // a root without children: P = 1
+		copyBuf(recvbuf, sendbuf)
+	}
 	return nil
 }
 
@@ -127,8 +144,8 @@ func (c *Comm) allreduce(ctx context.Context, sendbuf, recvbuf any, op Op) error
 	if n > 1 && cnt*dt.size() > largeAllreduce {
 		return c.allreduceLarge(ctx, sendbuf, recvbuf, op, dt, cnt)
 	}
-	acc := cloneBuf(sendbuf)
-	tmp := makeBuf(dt, cnt)
+	copyBuf(recvbuf, sendbuf) // the partial result lives in recvbuf (a no-op in place)
+	acc, tmp := recvbuf, makeBuf(dt, cnt)
 	pof2 := topMask(n + 1) // the largest power of two <= n
 	rem := n - pof2
 	newrank := rank - rem
@@ -173,7 +190,6 @@ func (c *Comm) allreduce(ctx context.Context, sendbuf, recvbuf any, op Op) error
 			return err
 		}
 	}
-	copyBuf(recvbuf, acc)
 	return nil
 }
 
@@ -187,8 +203,8 @@ const largeAllreduce = 64 << 10
 // doubling does), allgather retracing the halving steps, unfold.
 func (c *Comm) allreduceLarge(ctx context.Context, sendbuf, recvbuf any, op Op, dt Datatype, cnt int) error {
 	n, rank := c.Size(), c.rank
-	acc := cloneBuf(sendbuf)
-	tmp := makeBuf(dt, cnt)
+	copyBuf(recvbuf, sendbuf) // the partial result lives in recvbuf (a no-op in place)
+	acc, tmp := recvbuf, makeBuf(dt, cnt)
 	pof2 := topMask(n + 1)
 	rem := n - pof2
 	newrank := rank - rem
@@ -263,6 +279,5 @@ func (c *Comm) allreduceLarge(ctx context.Context, sendbuf, recvbuf any, op Op, 
 			return err
 		}
 	}
-	copyBuf(recvbuf, acc)
 	return nil
 }
