@@ -62,6 +62,10 @@ type Config struct {
 	HeartbeatInterval time.Duration
 	// Properties hold implementation-specific settings (for example a flavour choice).
 	Properties map[string]string
+	// PoolSecret closes the pool to processes that do not know it (WithPoolSecret).
+	PoolSecret []byte
+	// PoolSecretFile names a file that holds the pool secret (WithPoolSecretFile).
+	PoolSecretFile string
 }
 
 // Option sets part of a Config.
@@ -69,6 +73,23 @@ type Option func(*Config)
 
 // WithImplementation picks the implementation by its registered name.
 func WithImplementation(name string) Option { return func(c *Config) { c.Implementation = name } }
+
+// WithPoolSecret closes the pool: the registry and every data connection (tcp, nio) then
+// require the other side to prove, by a challenge-response over fresh nonces, that it
+// knows the same secret, which itself never crosses the wire (docs/SECURITY.md). A
+// process without it can neither join, nor look up names, nor read events, nor connect
+// to a port; a wrong or missing secret fails with an error matching ErrUnauthenticated.
+// Every process of the pool, and its registry server, must have it. Without a secret
+// (the default) the pool is open to anyone who can reach its addresses. mp's data over
+// MPI is exempt: the MPI job is its own trust domain. IBIS_POOL_SECRET sets it too.
+func WithPoolSecret(secret []byte) Option {
+	return func(c *Config) { c.PoolSecret = append([]byte(nil), secret...) }
+}
+
+// WithPoolSecretFile is WithPoolSecret with the secret read from a file (its trailing
+// newlines dropped), which keeps it out of process listings and shell histories;
+// IBIS_POOL_SECRET_FILE sets it too.
+func WithPoolSecretFile(path string) Option { return func(c *Config) { c.PoolSecretFile = path } }
 
 // WithRegistry names the registry server (host:port).
 func WithRegistry(addr string) Option { return func(c *Config) { c.Registry = addr } }

@@ -22,6 +22,10 @@ const (
 	// EnvMessageTimeout bounds how long a message may wait for its sender's next bytes
 	// (a Go duration; "off" disables it).
 	EnvMessageTimeout = "IBIS_MESSAGE_TIMEOUT"
+	// EnvPoolSecret and EnvPoolSecretFile give the pool secret (WithPoolSecret), the
+	// second in a file, which keeps it out of process listings.
+	EnvPoolSecret     = "IBIS_POOL_SECRET"
+	EnvPoolSecretFile = "IBIS_POOL_SECRET_FILE"
 )
 
 // ApplyEnvironment fills the fields of c that are still zero from the environment
@@ -76,6 +80,12 @@ func (c *Config) ApplyEnvironment(look func(string) (string, bool)) error {
 			}
 			c.MaxMessageSize = n
 		}
+	}
+	if c.PoolSecret == nil && c.PoolSecretFile == "" {
+		if v, ok := look(EnvPoolSecret); ok && v != "" {
+			c.PoolSecret = []byte(v)
+		}
+		c.PoolSecretFile = get(EnvPoolSecretFile)
 	}
 	if c.MessageTimeout == 0 {
 		if v := get(EnvMessageTimeout); v != "" {

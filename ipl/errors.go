@@ -3,6 +3,7 @@ package ipl
 import (
 	"errors"
 
+	"github.com/ibisgo/ibis/internal/poolauth"
 	"github.com/ibisgo/ibis/registry"
 )
 
@@ -66,4 +67,7 @@ var (
 	// connection was cut so that it holds up nobody else. Errors that match it also
 	// match ErrConnectionLost.
 	ErrStalled = errors.New("ipl: peer stalled")
+	// ErrUnauthenticated: a peer or the registry could not prove it knows the pool's
+	// secret, or this process has none where the pool requires one (WithPoolSecret).
+	ErrUnauthenticated = poolauth.ErrUnauthenticated
 )

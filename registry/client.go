@@ -1,6 +1,8 @@
 package registry
 
 import (
+	"github.com/ibisgo/ibis/internal/poolauth"
+
 	"context"
 	"errors"
 	"fmt"
@@ -185,6 +187,9 @@ func (c *Client) join(ctx context.Context, pool string) (*session, error) {
 		if err != nil {
 			return nil, err
 		}
+		if err := introduce(ctx, conn, pool, c.cfg); err != nil {
+			return nil, err
+		}
 		s := c.newSession(conn)
 		s.start()
 		rep, err := c.callOn(ctx, s, &message{
@@ -291,6 +296,32 @@ func dial(ctx context.Context, addr string, cfg clientConfig) (net.Conn, error) 
 		}
 		backoff = min(2*backoff, time.Second)
 	}
+}
+
+// introduce runs the client's side of the pool check (internal/poolauth) on a new
+// connection, within the join timeout; on failure it closes the connection. A refusal,
+// or a server that cannot prove it knows the secret, matches ErrUnauthenticated and is
+// final (no retry can change it).
+func introduce(ctx context.Context, conn net.Conn, pool string, cfg clientConfig) error {
+	deadline := time.Now().Add(cfg.joinTimeout)
+	if dl, ok := ctx.Deadline(); ok && dl.Before(deadline) {
+		deadline = dl
+	}
+	err := conn.SetDeadline(deadline)
+	if err == nil {
+		err = poolauth.Dial(conn, pool, cfg.secret)
+	}
+	if err == nil {
+		err = conn.SetDeadline(time.Time{})
+	}
+	if err != nil {
+		_ = conn.Close()
+		if errors.Is(err, poolauth.ErrUnauthenticated) || errors.Is(err, poolauth.ErrProtocol) {
+			return fmt.Errorf("pool check with %s: %w", conn.RemoteAddr(), err)
+		}
+		return fmt.Errorf("%w: pool check with %s: %w", ErrRegistryLost, conn.RemoteAddr(), err)
+	}
+	return nil
 }
 
 // sleep waits about d (jittered by up to a quarter) or until ctx ends,

@@ -1,6 +1,8 @@
 package registry
 
 import (
+	"github.com/ibisgo/ibis/internal/poolauth"
+
 	"bufio"
 	"context"
 	"encoding/binary"
@@ -35,6 +37,10 @@ func TestJoinGivesUpOnSilentServer(t *testing.T) {
 			return
 		}
 		defer conn.Close()
+		open := func(string) (poolauth.Secret, bool) { return poolauth.Secret{}, true }
+		if _, err := poolauth.Accept(conn, open); err != nil {
+			return
+		}
 		wg.Go(func() { _, _ = io.Copy(io.Discard, conn) })
 		// Ping until the client hangs up: pings must not extend the wait
 		// for the join reply.

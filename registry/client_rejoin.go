@@ -152,6 +152,12 @@ func (c *Client) rejoin(ctx context.Context) (*session, error) {
 	if tc, ok := conn.(*net.TCPConn); ok {
 		_ = tc.SetNoDelay(true)
 	}
+	c.mu.Lock()
+	pool := c.id.Pool
+	c.mu.Unlock()
+	if err := introduce(ctx, conn, pool, c.cfg); err != nil {
+		return nil, err
+	}
 	s := c.newSession(conn)
 	s.start()
 	if err := c.rejoinOn(s); err != nil {

@@ -1,6 +1,10 @@
 package registry
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/ibisgo/ibis/internal/poolauth"
+)
 
 // Sentinel errors. Every error returned by this package that has one of these
 // causes wraps it, so callers can test with errors.Is while the message still
@@ -77,3 +81,8 @@ type remoteError struct {
 
 func (e *remoteError) Error() string { return e.msg }
 func (e *remoteError) Unwrap() error { return e.sentinel }
+
+// ErrUnauthenticated: the pool check failed: the client does not know the pool's secret
+// (or replayed another's handshake), or the server cannot prove it knows it
+// (WithPoolSecret, WithServerSecret). ipl re-exports it.
+var ErrUnauthenticated = poolauth.ErrUnauthenticated

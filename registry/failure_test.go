@@ -1,6 +1,8 @@
 package registry_test
 
 import (
+	"github.com/ibisgo/ibis/internal/poolauth"
+
 	"bufio"
 	"bytes"
 	"context"
@@ -155,6 +157,9 @@ func TestGarbageClosesOnlyThatConnection(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer conn.Close()
+			if err := poolauth.Dial(conn, "g", poolauth.Secret{}); err != nil { // garbage after the pool check
+				t.Fatal(err)
+			}
 			if _, err := conn.Write(input); err != nil {
 				t.Fatal(err)
 			}

@@ -1,6 +1,8 @@
 package registry
 
 import (
+	"github.com/ibisgo/ibis/internal/poolauth"
+
 	"time"
 
 	"go.uber.org/zap"
@@ -22,6 +24,16 @@ type clientConfig struct {
 	// beforeRejoin, when set, runs before every reconnection attempt; tests
 	// use it to hold a member back.
 	beforeRejoin func()
+	secret       poolauth.Secret // the pool's, for the pool check
+}
+
+// WithPoolSecret gives the client the pool's secret for the pool check that opens
+// every connection to the server (see WithServerSecret): the client proves it knows
+// the secret, and requires the server to prove it too, so that neither a stranger nor
+// a server that does not know the secret gets a member's requests. Without it the
+// client can join only a pool that has no secret.
+func WithPoolSecret(secret []byte) Option {
+	return func(c *clientConfig) { c.secret = poolauth.New(secret) }
 }
 
 // DefaultReconnectTimeout is how long a client that lost a restartable

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/ibisgo/ibis/internal/poolauth"
 )
 
 // serverConn is one client connection: a reader goroutine that decodes and
@@ -28,6 +30,12 @@ type serverConn struct {
 	closeOnce sync.Once
 	reason    error // why the connection was closed by us; set in closeOnce
 
+	// authDone is closed when the pool check has ended; authOK (written before) says
+	// whether the client passed it. The writer sends nothing before.
+	authDone chan struct{}
+	authOK   bool
+	authPool string // the pool the check was for: the only one this connection may join
+
 	member *member // the member joined on this connection; guarded by s.mu
 	// joined is set once a join succeeded on this connection; only the
 	// reader goroutine (which handles the join) uses it.
@@ -40,6 +48,8 @@ func (s *Server) startConn(conn net.Conn) {
 		conn: conn,
 		log:  s.log.With(zap.String("remote", conn.RemoteAddr().String())),
 		out:  newFIFO[[]byte](),
+
+		authDone: make(chan struct{}),
 	}
 	s.mu.Lock()
 	if s.closing {
@@ -100,9 +110,32 @@ func (c *serverConn) send(frame []byte) {
 
 func (c *serverConn) readLoop() {
 	defer c.s.wg.Done()
-	err := c.readFrames()
+	err := c.authenticate()
+	if err == nil {
+		err = c.readFrames()
+	}
 	c.closeWith(err)
 	c.teardown(err)
+}
+
+// authenticate runs the pool check (internal/poolauth) before anything else is read
+// from or written to the connection, within the time a client has to join. A client
+// that fails it is logged with its address and closed.
+func (c *serverConn) authenticate() error {
+	defer close(c.authDone)
+	if err := c.conn.SetDeadline(time.Now().Add(c.s.cfg.heartbeat * 3 / 2)); err != nil {
+		return fmt.Errorf("set deadline: %w", err)
+	}
+	pool, err := poolauth.Accept(c.conn, c.s.cfg.secretFor)
+	if err != nil {
+		c.log.Warn("refused a connection: pool check failed", zap.String("pool", pool), zap.Error(err))
+		return fmt.Errorf("pool check: %w", err)
+	}
+	if err := c.conn.SetDeadline(time.Time{}); err != nil {
+		return fmt.Errorf("set deadline: %w", err)
+	}
+	c.authOK, c.authPool = true, pool
+	return nil
 }
 
 // readFrames reads, decodes and handles frames until the connection fails,
@@ -189,6 +222,14 @@ func (c *serverConn) logClose(reason error) {
 // so the client can tell a silent server from a dead one.
 func (c *serverConn) writeLoop() {
 	defer c.s.wg.Done()
+	select {
+	case <-c.authDone:
+		if !c.authOK {
+			return
+		}
+	case <-c.s.quit:
+		return
+	}
 	bw := bufio.NewWriterSize(countingWriter{c.conn, &c.s.bytesOut}, 16<<10)
 	ping, err := encodeFrame(&message{Kind: kindPing})
 	if err != nil {

@@ -157,6 +157,13 @@ func (c *serverConn) handleJoin(m *message) {
 			m.Version, MinProtocolVersion, ProtocolVersion)
 		return
 	}
+	if m.Pool != c.authPool && c.s.cfg.closed(m.Pool, c.authPool) { // the check vouched for its pool only
+		c.log.Warn("join refused: the pool check was for another pool", zap.String("checked", c.authPool), zap.String("pool", m.Pool))
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		c.replyErr(m.ID, codeInvalid, "the connection's pool check was for pool %q, not %q", c.authPool, m.Pool)
+		return
+	}
 	if m.Rejoin != nil {
 		c.handleRejoin(m)
 		return

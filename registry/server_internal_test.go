@@ -1,6 +1,8 @@
 package registry
 
 import (
+	"github.com/ibisgo/ibis/internal/poolauth"
+
 	"bufio"
 	"context"
 	"errors"
@@ -32,9 +34,10 @@ func internalServer(t *testing.T, opts ...ServerOption) *Server {
 // rawClient speaks the wire protocol by hand, to test what the Client
 // never does.
 type rawClient struct {
-	t    *testing.T
-	conn net.Conn
-	br   *bufio.Reader
+	t      *testing.T
+	conn   net.Conn
+	br     *bufio.Reader
+	authed bool // the pool check ran (at the first send, for that message's pool)
 }
 
 func dialRaw(t *testing.T, s *Server) *rawClient {
@@ -52,6 +55,12 @@ func dialRaw(t *testing.T, s *Server) *rawClient {
 
 func (r *rawClient) send(m *message) {
 	r.t.Helper()
+	if !r.authed {
+		r.authed = true
+		if err := poolauth.Dial(r.conn, m.Pool, poolauth.Secret{}); err != nil {
+			r.t.Fatal(err)
+		}
+	}
 	frame, err := encodeFrame(m)
 	if err != nil {
 		r.t.Fatal(err)

@@ -1,6 +1,8 @@
 package registry
 
 import (
+	"github.com/ibisgo/ibis/internal/poolauth"
+
 	"io"
 	"time"
 
@@ -39,6 +41,48 @@ type serverConfig struct {
 	restartable    bool
 	recoveryGrace  time.Duration
 	recoveryWindow time.Duration
+
+	secret      poolauth.Secret            // every pool's, unless poolSecrets has its own
+	poolSecrets map[string]poolauth.Secret // by pool
+}
+
+// secretFor is the pool check's lookup: the secret a pool requires (none: open). Every
+// pool is served; one with neither its own secret nor a server-wide one is open.
+func (c *serverConfig) secretFor(pool string) (poolauth.Secret, bool) {
+	if s, ok := c.poolSecrets[pool]; ok {
+		return s, true
+	}
+	return c.secret, true
+}
+
+// closed reports whether any of the pools has a secret.
+func (c *serverConfig) closed(pools ...string) bool {
+	for _, p := range pools {
+		if s, _ := c.secretFor(p); s.IsSet() {
+			return true
+		}
+	}
+	return false
+}
+
+// WithServerSecret gives every pool the server serves a secret: a client must prove,
+// by a challenge-response over fresh nonces (the secret never crosses the wire), that it
+// knows it before the server reads anything from it, and the server proves it knows it
+// too. A client that fails is refused with an error matching ErrUnauthenticated and
+// logged at Warn with its address. Pools listed in WithPoolSecrets use their own.
+func WithServerSecret(secret []byte) ServerOption {
+	return func(c *serverConfig) { c.secret = poolauth.New(secret) }
+}
+
+// WithPoolSecrets gives the listed pools secrets of their own (see WithServerSecret);
+// the other pools take the server-wide secret, or are open without one.
+func WithPoolSecrets(secrets map[string][]byte) ServerOption {
+	return func(c *serverConfig) {
+		c.poolSecrets = make(map[string]poolauth.Secret, len(secrets))
+		for p, s := range secrets {
+			c.poolSecrets[p] = poolauth.New(s)
+		}
+	}
 }
 
 // DefaultRecoveryGrace is how long a pool being rebuilt after a restart
