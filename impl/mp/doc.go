@@ -31,6 +31,14 @@
 // it returns when every rank has closed its instance (at most mp.closetimeout, default
 // 10 minutes, after which MPI is left unfinalised and Close reports the timeout).
 //
+// # Trust
+//
+// A pool secret (ipl.WithPoolSecret, IBIS_POOL_SECRET) still guards the registry, when
+// the pool uses one, but not the connections over MPI: there is no socket to check, and
+// the MPI job is its own trust domain (every rank was started by the same mpirun or srun,
+// whose transport the site secures or not). Run mp only where that is acceptable;
+// docs/SECURITY.md.
+//
 // # Connections over MPI
 //
 // All MPI calls are made by one goroutine locked to its OS thread, initialised with

@@ -184,3 +184,9 @@ func TestStrangersRefused(t *testing.T) {
 		t.Run(f, func(t *testing.T) { impltest.Strangers(t, Name, map[string]string{PropertyReceive: f}) })
 	}
 }
+
+func TestPoolSecret(t *testing.T) {
+	for _, f := range []string{"blocking", "nonblocking", "thread"} {
+		t.Run(f, func(t *testing.T) { impltest.PoolSecret(t, Name, map[string]string{PropertyReceive: f}) })
+	}
+}

@@ -1,6 +1,8 @@
 package nio
 
 import (
+	"github.com/ibisgo/ibis/internal/poolauth"
+
 	"context"
 	"encoding/binary"
 	"errors"
@@ -72,6 +74,9 @@ func TestStalledSenderHoldsUpNobody(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
+	if err := poolauth.Dial(c, ib.Identifier().Pool, poolauth.Secret{}); err != nil {
+		t.Fatal(err)
+	}
 	req := &core.Request{From: ipl.SendPortIdentifier{Ibis: ib.Identifier(), Name: "stalled"}, To: "in", PortType: flowType.String()}
 	if err := core.WriteRequest(c, req); err != nil {
 		t.Fatal(err)

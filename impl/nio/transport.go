@@ -99,6 +99,9 @@ func (t *transport) serve(c net.Conn) {
 	_ = c.SetDeadline(time.Now().Add(sockets.HandshakeTimeout))
 	// The handshake is read from the socket itself, not through a buffer: nothing
 	// beyond it may be consumed before the event loop takes the socket over.
+	if t.acc.Authenticate(c, c.RemoteAddr()) != nil { // logged there
+		return
+	}
 	req, err := core.ReadRequest(c)
 	if err != nil {
 		t.log.Warn("dropping incoming connection", zap.Stringer("remote", c.RemoteAddr()), zap.Error(err))
@@ -153,7 +156,7 @@ func (t *transport) Dial(ctx context.Context, addr string, req *core.Request, lo
 	if err != nil {
 		return nil, nil, err
 	}
-	c, rep, err := t.g.Dial(ctx, addr, req)
+	c, rep, err := t.g.Dial(ctx, addr, req, t.acc.Introduce)
 	if c == nil {
 		return nil, rep, err
 	}

@@ -39,3 +39,5 @@ func TestStalledSendersAreCut(t *testing.T) { impltest.StalledSenders(t, Name, n
 
 // A connection request from outside the pool is refused.
 func TestStrangersRefused(t *testing.T) { impltest.Strangers(t, Name, nil) }
+
+func TestPoolSecret(t *testing.T) { impltest.PoolSecret(t, Name, nil) }

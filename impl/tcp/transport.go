@@ -42,6 +42,9 @@ func (t *transport) serve(c net.Conn) {
 	defer c.Close()
 	sockets.SetNoDelay(c)
 	_ = c.SetDeadline(time.Now().Add(sockets.HandshakeTimeout))
+	if t.acc.Authenticate(c, c.RemoteAddr()) != nil { // logged there
+		return
+	}
 	br := bufio.NewReaderSize(c, sockets.ReadBufferSize)
 	req, err := core.ReadRequest(br)
 	if err != nil {
@@ -63,7 +66,7 @@ func (t *transport) serve(c net.Conn) {
 }
 
 func (t *transport) Dial(ctx context.Context, addr string, req *core.Request, lost func(error)) (core.OutConn, *core.Reply, error) {
-	c, rep, err := t.g.Dial(ctx, addr, req)
+	c, rep, err := t.g.Dial(ctx, addr, req, t.acc.Introduce)
 	if c == nil {
 		return nil, rep, err
 	}

@@ -95,6 +95,10 @@ func Load(value, path string) (Secret, error) {
 	return New([]byte(key)), nil
 }
 
+// Bytes returns a copy of the secret's bytes, to hand it to another layer's
+// configuration (an Ibis instance configures its embedded registry with it).
+func (s Secret) Bytes() []byte { return append([]byte(nil), s.key...) }
+
 // IsSet reports whether there is a secret (the pool is closed to those without it).
 func (s Secret) IsSet() bool { return len(s.key) > 0 }
 

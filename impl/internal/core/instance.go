@@ -1,9 +1,12 @@
 package core
 
 import (
+	"github.com/ibisgo/ibis/internal/poolauth"
+
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"strconv"
 	"sync"
@@ -23,6 +26,8 @@ type Instance struct {
 	impl string
 	log  *zap.Logger
 	tr   Transport
+	// secret is the pool's (none: an open pool), for the pool check of every connection.
+	secret poolauth.Secret
 
 	reg      *registry.Client
 	embedded *registry.Server
@@ -66,6 +71,11 @@ func Open(ctx context.Context, cfg *ipl.Config, impl string, tr Transport) (*Ins
 		in.log = zap.NewNop()
 	}
 	in.stalls = newWatchdog(in)
+	secret, err := poolauth.Load(string(cfg.PoolSecret), cfg.PoolSecretFile)
+	if err != nil {
+		return nil, fmt.Errorf("%w: the pool secret: %w", ipl.ErrInvalidArgument, err)
+	}
+	in.secret = secret
 	addr, err := tr.Start(in)
 	if err != nil {
 		return nil, fmt.Errorf("starting transport: %w", err)
@@ -76,6 +86,9 @@ func Open(ctx context.Context, cfg *ipl.Config, impl string, tr Transport) (*Ins
 		sopts = append(sopts, registry.WithServerLogger(in.log.Named("registry")))
 		if cfg.HeartbeatInterval > 0 {
 			sopts = append(sopts, registry.WithHeartbeatInterval(cfg.HeartbeatInterval))
+		}
+		if in.secret.IsSet() {
+			sopts = append(sopts, registry.WithServerSecret(in.secret.Bytes()))
 		}
 		srv, err := registry.StartEmbedded(net.JoinHostPort(cfg.ListenHost, "0"), sopts...)
 		if err != nil {
@@ -96,6 +109,9 @@ func Open(ctx context.Context, cfg *ipl.Config, impl string, tr Transport) (*Ins
 	}
 	if cfg.PoolSize > 0 {
 		ropts = append(ropts, registry.WithPoolSize(cfg.PoolSize))
+	}
+	if in.secret.IsSet() {
+		ropts = append(ropts, registry.WithPoolSecret(in.secret.Bytes()))
 	}
 	client, err := registry.Join(ctx, regAddr, cfg.Pool, ropts...)
 	if err != nil {
@@ -122,6 +138,24 @@ func Open(ctx context.Context, cfg *ipl.Config, impl string, tr Transport) (*Ins
 	in.log = in.log.With(zap.String("ibis", in.id.String()))
 	in.log.Debug("joined pool")
 	return in, nil
+}
+
+// Authenticate is the accepting side of the pool check (Acceptor): a peer must prove it
+// knows the pool's secret, when the pool has one; from another pool it may come only when
+// this pool has none (Accept then denies it, as it always has).
+func (in *Instance) Authenticate(conn io.ReadWriter, remote net.Addr) error {
+	_, err := poolauth.Accept(conn, func(pool string) (poolauth.Secret, bool) {
+		return in.secret, !in.secret.IsSet() || pool == in.cfg.Pool
+	})
+	if err != nil {
+		in.log.Warn("refused a connection: pool check failed", zap.Stringer("remote", remote), zap.Error(err))
+	}
+	return err
+}
+
+// Introduce is the dialling side of the pool check (Acceptor).
+func (in *Instance) Introduce(conn io.ReadWriter) error {
+	return poolauth.Dial(conn, in.cfg.Pool, in.secret)
 }
 
 // Identifier names this instance.

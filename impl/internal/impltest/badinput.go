@@ -48,10 +48,7 @@ func NewIbis(t *testing.T, impl string, props map[string]string, opts ...ipl.Opt
 // any of the checks a real send port makes, for tests that then write bad bytes.
 func RawConnect(t *testing.T, ib ipl.Ibis, pt ipl.PortType, port string) net.Conn {
 	t.Helper()
-	c, err := net.Dial("tcp", ib.Identifier().Address)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := rawDial(t, ib.Identifier().Address, ib.Identifier().Pool)
 	req := &core.Request{From: ipl.SendPortIdentifier{Ibis: ib.Identifier(), Name: "raw"}, To: port, PortType: pt.String()}
 	if err := core.WriteRequest(c, req); err != nil {
 		t.Fatal(err)

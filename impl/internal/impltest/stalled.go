@@ -1,6 +1,8 @@
 package impltest
 
 import (
+	"github.com/ibisgo/ibis/internal/poolauth"
+
 	"context"
 	"errors"
 	"fmt"
@@ -12,14 +14,26 @@ import (
 	"github.com/ibisgo/ibis/ipl"
 )
 
+// rawDial connects to addr and passes the pool check of an open pool (internal/poolauth),
+// naming pool, as a peer without a secret does.
+func rawDial(t *testing.T, addr, pool string) net.Conn {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := poolauth.Dial(c, pool, poolauth.Secret{}); err != nil {
+		_ = c.Close()
+		t.Fatalf("pool check with %s: %v", addr, err)
+	}
+	return c
+}
+
 // RawConnectAs is RawConnect with the sending port's name chosen, so that one test can
 // hold several raw connections to one many-to-one port.
 func RawConnectAs(t *testing.T, ib ipl.Ibis, pt ipl.PortType, port, from string) net.Conn {
 	t.Helper()
-	c, err := net.Dial("tcp", ib.Identifier().Address)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := rawDial(t, ib.Identifier().Address, ib.Identifier().Pool)
 	req := &core.Request{From: ipl.SendPortIdentifier{Ibis: ib.Identifier(), Name: from}, To: port, PortType: pt.String()}
 	if err := core.WriteRequest(c, req); err != nil {
 		t.Fatal(err)
@@ -136,10 +150,7 @@ func Strangers(t *testing.T, impl string, props map[string]string) {
 		"no pool":      {ID: me.ID, Address: me.Address},
 		"not a member": {Pool: me.Pool, ID: "999999", Address: "127.0.0.1:1"},
 	} {
-		c, err := net.Dial("tcp", me.Address)
-		if err != nil {
-			t.Fatal(err)
-		}
+		c := rawDial(t, me.Address, from.Pool) // an open pool lets any pool name through its check
 		req := &core.Request{From: ipl.SendPortIdentifier{Ibis: from, Name: "stranger"}, To: "in", PortType: dataType.String()}
 		if err := core.WriteRequest(c, req); err != nil {
 			t.Fatal(err)

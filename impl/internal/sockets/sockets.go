@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"sync"
 	"time"
@@ -150,7 +151,7 @@ func (g *Group) AcceptLoop(ln net.Listener, log *zap.Logger, serve func(net.Conn
 // Dial connects to addr and runs the sending side of the handshake within ctx. On an
 // accepted reply it returns the socket, tracked in g; on a refusal it returns the reply
 // and no socket.
-func (g *Group) Dial(ctx context.Context, addr string, req *core.Request) (net.Conn, *core.Reply, error) {
+func (g *Group) Dial(ctx context.Context, addr string, req *core.Request, introduce func(io.ReadWriter) error) (net.Conn, *core.Reply, error) {
 	var d net.Dialer
 	c, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
@@ -165,7 +166,11 @@ func (g *Group) Dial(ctx context.Context, addr string, req *core.Request) (net.C
 	}
 	SetNoDelay(c)
 	stop := context.AfterFunc(ctx, func() { _ = c.SetDeadline(time.Now()) })
-	rep, err := handshake(c, req)
+	err = introduce(c) // the pool check comes before anything else
+	var rep *core.Reply
+	if err == nil {
+		rep, err = handshake(c, req)
+	}
 	if !stop() {
 		err = errors.Join(err, ctx.Err())
 	}
@@ -175,6 +180,9 @@ func (g *Group) Dial(ctx context.Context, addr string, req *core.Request) (net.C
 	if err != nil || rep.Code != core.ReplyAccepted {
 		g.Untrack(c)
 		_ = c.Close()
+		if errors.Is(err, ipl.ErrUnauthenticated) {
+			return nil, nil, fmt.Errorf("%s: pool check with %s: %w", g.name, addr, err)
+		}
 		if err != nil {
 			return nil, nil, fmt.Errorf("%w: handshake with %s: %w", ipl.ErrRefused, addr, err)
 		}
