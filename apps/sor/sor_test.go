@@ -30,6 +30,12 @@ func TestMain(m *testing.M) {
 // sor runs this binary as sor with args and returns stdout, stderr and the exit code.
 func sor(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
+	return sorEnv(t, nil, args...)
+}
+
+// sorEnv is sor with env added to the environment (whose IBIS_ variables are dropped).
+func sorEnv(t *testing.T, env []string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, os.Args[0], args...)
@@ -40,6 +46,7 @@ func sor(t *testing.T, args ...string) (stdout, stderr string, code int) {
 			cmd.Env = append(cmd.Env, kv)
 		}
 	}
+	cmd.Env = append(cmd.Env, env...)
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = 15 * time.Second
 	var out, errb bytes.Buffer
@@ -288,5 +295,29 @@ func TestIterateSameBits(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestPoolSecretFromEnvironment: a pool whose processes get its secret in a file named by
+// IBIS_POOL_SECRET_FILE (as on a cluster) forms and computes: -np's registry and every
+// data connection check it; a secret file that cannot be read is a clear error.
+func TestPoolSecretFromEnvironment(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "secret")
+	if err := os.WriteFile(path, []byte("s3cret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, impl := range []string{"tcp", "nio"} {
+		stdout, stderr, code := sorEnv(t, []string{"IBIS_POOL_SECRET_FILE=" + path}, "-np", "3", "-n", "30", "-iters", "10", "-impl", impl, "-q")
+		if code != 0 {
+			t.Fatalf("%s: exit %d\n%s%s", impl, code, stdout, stderr)
+		}
+		k, c, sum := want(30, 10)
+		if r := parseResult(t, stdout); r["iters"] != k || r["change"] != c || r["checksum"] != sum {
+			t.Errorf("%s: %v, want %s %s %s", impl, r, k, c, sum)
+		}
+	}
+	_, stderr, code := sorEnv(t, []string{"IBIS_POOL_SECRET_FILE=" + path + ".missing"}, "-np", "2", "-n", "10", "-iters", "1", "-q")
+	if code == 0 || !strings.Contains(stderr, "secret") {
+		t.Errorf("a missing secret file: exit %d, %s", code, stderr)
 	}
 }

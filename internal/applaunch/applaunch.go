@@ -5,6 +5,8 @@
 package applaunch
 
 import (
+	"github.com/ibisgo/ibis/internal/poolauth"
+
 	"context"
 	"crypto/rand"
 	"fmt"
@@ -43,7 +45,18 @@ const envRank = "IBIS_RANK"
 // cores, 1.9 s unbound against 1.4 s bound; docs/SOR.md). With more processes than CPUs
 // nothing is bound, as with mpirun --oversubscribe.
 func Local(ctx context.Context, name string, np int, args []string, stdout, stderr io.Writer, bind bool) int {
-	srv, err := registry.StartEmbedded("127.0.0.1:0")
+	// A pool secret in the environment (IBIS_POOL_SECRET or _FILE) is the processes' too:
+	// the registry must know it, or they would refuse it (the check is mutual).
+	secret, err := poolauth.Load(os.Getenv(ipl.EnvPoolSecret), os.Getenv(ipl.EnvPoolSecretFile))
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: the pool secret: %v\n", name, err)
+		return exitFailure
+	}
+	var sopts []registry.ServerOption
+	if secret.IsSet() {
+		sopts = append(sopts, registry.WithServerSecret(secret.Bytes()))
+	}
+	srv, err := registry.StartEmbedded("127.0.0.1:0", sopts...)
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: cannot start the embedded registry: %v\n", name, err)
 		return exitFailure
