@@ -66,6 +66,9 @@ type Config struct {
 	PoolSecret []byte
 	// PoolSecretFile names a file that holds the pool secret (WithPoolSecretFile).
 	PoolSecretFile string
+	// TLSCert, TLSKey and TLSCA name the PEM files of this process's certificate, its
+	// key and the pool's CA (WithTLS).
+	TLSCert, TLSKey, TLSCA string
 }
 
 // Option sets part of a Config.
@@ -84,6 +87,16 @@ func WithImplementation(name string) Option { return func(c *Config) { c.Impleme
 // MPI is exempt: the MPI job is its own trust domain. IBIS_POOL_SECRET sets it too.
 func WithPoolSecret(secret []byte) Option {
 	return func(c *Config) { c.PoolSecret = append([]byte(nil), secret...) }
+}
+
+// WithTLS makes the registry and data connections speak TLS 1.3 with mutual
+// authentication: this process presents the certificate in certFile (key in keyFile) and
+// accepts only peers whose certificates chain to the pool's CA in caFile (host names are
+// not checked: nodes are reached by the addresses the registry gives). Only tcp speaks TLS
+// on its data connections; nio refuses it (its event loop reads the sockets itself) and mp
+// has none (docs/SECURITY.md). IBIS_TLS_CERT, IBIS_TLS_KEY and IBIS_TLS_CA set it too.
+func WithTLS(certFile, keyFile, caFile string) Option {
+	return func(c *Config) { c.TLSCert, c.TLSKey, c.TLSCA = certFile, keyFile, caFile }
 }
 
 // WithPoolSecretFile is WithPoolSecret with the secret read from a file (its trailing

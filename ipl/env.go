@@ -26,6 +26,10 @@ const (
 	// second in a file, which keeps it out of process listings.
 	EnvPoolSecret     = "IBIS_POOL_SECRET"
 	EnvPoolSecretFile = "IBIS_POOL_SECRET_FILE"
+	// EnvTLSCert, EnvTLSKey and EnvTLSCA name the PEM files of WithTLS.
+	EnvTLSCert = "IBIS_TLS_CERT"
+	EnvTLSKey  = "IBIS_TLS_KEY"
+	EnvTLSCA   = "IBIS_TLS_CA"
 )
 
 // ApplyEnvironment fills the fields of c that are still zero from the environment
@@ -86,6 +90,9 @@ func (c *Config) ApplyEnvironment(look func(string) (string, bool)) error {
 			c.PoolSecret = []byte(v)
 		}
 		c.PoolSecretFile = get(EnvPoolSecretFile)
+	}
+	if c.TLSCert == "" && c.TLSKey == "" && c.TLSCA == "" {
+		c.TLSCert, c.TLSKey, c.TLSCA = get(EnvTLSCert), get(EnvTLSKey), get(EnvTLSCA)
 	}
 	if c.MessageTimeout == 0 {
 		if v := get(EnvMessageTimeout); v != "" {

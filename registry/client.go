@@ -1,8 +1,6 @@
 package registry
 
 import (
-	"github.com/ibisgo/ibis/internal/poolauth"
-
 	"context"
 	"errors"
 	"fmt"
@@ -126,6 +124,9 @@ func Join(ctx context.Context, addr, pool string, opts ...Option) (*Client, erro
 	if err := checkName("pool name", pool); err != nil {
 		return fail(err)
 	}
+	if len(pool) > MaxPoolName {
+		return fail(fmt.Errorf("%w: pool name of %d bytes exceeds the maximum of %d bytes", ErrInvalid, len(pool), MaxPoolName))
+	}
 	if err := checkLength("address", cfg.address); err != nil {
 		return fail(err)
 	}
@@ -135,6 +136,7 @@ func Join(ctx context.Context, addr, pool string, opts ...Option) (*Client, erro
 	if cfg.poolSize < 0 || cfg.poolSize > maxPoolSize {
 		return fail(fmt.Errorf("%w: pool size %d out of range [0, %d]", ErrInvalid, cfg.poolSize, maxPoolSize))
 	}
+	cfg.tls = clientTLS(cfg.tls, addr)
 	c := newClient(addr, cfg)
 	go c.dispatch()
 	s, err := c.join(ctx, pool)
@@ -183,11 +185,12 @@ func newClient(addr string, cfg clientConfig) *Client {
 func (c *Client) join(ctx context.Context, pool string) (*session, error) {
 	backoff := retryMinBackoff
 	for attempt := 1; ; attempt++ {
-		conn, err := dial(ctx, c.addr, c.cfg)
+		raw, err := dial(ctx, c.addr, c.cfg)
 		if err != nil {
 			return nil, err
 		}
-		if err := introduce(ctx, conn, pool, c.cfg); err != nil {
+		conn, err := c.secure(ctx, raw, pool)
+		if err != nil {
 			return nil, err
 		}
 		s := c.newSession(conn)
@@ -296,32 +299,6 @@ func dial(ctx context.Context, addr string, cfg clientConfig) (net.Conn, error) 
 		}
 		backoff = min(2*backoff, time.Second)
 	}
-}
-
-// introduce runs the client's side of the pool check (internal/poolauth) on a new
-// connection, within the join timeout; on failure it closes the connection. A refusal,
-// or a server that cannot prove it knows the secret, matches ErrUnauthenticated and is
-// final (no retry can change it).
-func introduce(ctx context.Context, conn net.Conn, pool string, cfg clientConfig) error {
-	deadline := time.Now().Add(cfg.joinTimeout)
-	if dl, ok := ctx.Deadline(); ok && dl.Before(deadline) {
-		deadline = dl
-	}
-	err := conn.SetDeadline(deadline)
-	if err == nil {
-		err = poolauth.Dial(conn, pool, cfg.secret)
-	}
-	if err == nil {
-		err = conn.SetDeadline(time.Time{})
-	}
-	if err != nil {
-		_ = conn.Close()
-		if errors.Is(err, poolauth.ErrUnauthenticated) || errors.Is(err, poolauth.ErrProtocol) {
-			return fmt.Errorf("pool check with %s: %w", conn.RemoteAddr(), err)
-		}
-		return fmt.Errorf("%w: pool check with %s: %w", ErrRegistryLost, conn.RemoteAddr(), err)
-	}
-	return nil
 }
 
 // sleep waits about d (jittered by up to a quarter) or until ctx ends,

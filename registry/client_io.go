@@ -91,7 +91,7 @@ func (s *session) end(err error) {
 	s.endOnce.Do(func() {
 		s.err = err
 		close(s.done)
-		_ = s.conn.Close()
+		_ = closeConn(s.conn)
 	})
 }
 

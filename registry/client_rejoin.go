@@ -155,7 +155,8 @@ func (c *Client) rejoin(ctx context.Context) (*session, error) {
 	c.mu.Lock()
 	pool := c.id.Pool
 	c.mu.Unlock()
-	if err := introduce(ctx, conn, pool, c.cfg); err != nil {
+	conn, err = c.secure(ctx, conn, pool)
+	if err != nil {
 		return nil, err
 	}
 	s := c.newSession(conn)

@@ -110,12 +110,68 @@
 // (WithMaxQueuedBytes, 64 MiB: the client is disconnected), and so are the
 // connections that have not joined yet (WithMaxUnjoinedConnections, 1024:
 // further ones are closed at once). A connection must join within 1.5*I of
-// being accepted.
+// being accepted; its TLS handshake and pool check count within that time.
+//
+// One source address (the client's IP address; loopback gets no exemption)
+// is limited too, so that one machine cannot fill the server with pools or
+// members: a join fails with ErrTooManyRequests, and the server logs it,
+// when its address already has members in WithMaxPoolsPerSource pools
+// (default 64; a pool it is already in does not count again) or already
+// has WithMaxMembersPerSource members over all pools (default 1024). Rejoins
+// after a restart count the same. 0 or a negative value turns a limit off;
+// a launcher that runs more processes of a pool on one machine raises the
+// member limit (ibis-run does).
+//
+// # Trust
+//
+// Without a secret or TLS the registry is open, as it always was: anyone
+// who can reach its port can join any pool, see its events, look up its
+// names and claim its elections. Two independent mechanisms close it; use
+// both on a network you do not control (docs/SECURITY.md).
+//
+// A pool secret (WithServerSecret for every pool, WithPoolSecrets per
+// pool; WithPoolSecret on the client) is checked before anything else on
+// a connection, by the mutual challenge-response of internal/poolauth: the
+// server sends a fresh nonce, the client answers with its own and an
+// HMAC-SHA256 of both nonces and the pool name under the secret, the
+// server checks it and answers with its own HMAC, which the client checks.
+// The secret never crosses the wire; a recorded exchange fails against
+// the next fresh nonce (no replay); a proof for one pool is worthless for
+// another; and a client with a secret refuses a server that cannot prove
+// it knows it. The server reads nothing else from a connection before the
+// check passed, and the connection may then join only the pool it was
+// checked for (or, if that pool is open, another open pool). A refused
+// client gets an error matching ErrUnauthenticated that says why (wrong
+// proof, no secret given, pool not served), and the server logs the
+// refusal at Warn with the client's address (at most 20 lines a second;
+// the next line says how many were left out) and counts it
+// (Stats.Refused). A server given per-pool secrets and no server-wide
+// secret serves only the pools it lists. The secret authenticates members;
+// it does not hide what they say: without TLS, the traffic is readable
+// (and, after the check, open to tampering) on the path.
+//
+// TLS (WithServerTLS, WithTLS; tlsconf builds both from a certificate, its
+// key and the pool's CA) wraps the connection before the pool check: TLS
+// 1.3 only, with a client certificate required and both certificates
+// checked against the pool's CA. It gives confidentiality and integrity,
+// and keeps out anyone without a certificate of that CA; a failed
+// handshake is ErrUnauthenticated for the client and a logged refusal for
+// the server.
+//
+// Both sides run their handshakes again on every connection, so a client
+// rejoining a restarted server proves itself anew (and a server restarted
+// with another secret or CA refuses it: the client gives up). Refusals are
+// final for the client: Join does not retry them.
 //
 // # Wire protocol
 //
-// The protocol runs over one TCP connection per client. Both directions
-// carry frames: a big-endian uint32 body length followed by that many bytes
+// The protocol runs over one TCP connection per client: first, over TLS if
+// configured, the pool check of internal/poolauth (see its doc for the
+// bytes: the server's challenge "IBAU", version 1, a 32-byte nonce; the
+// client's hello with the pool name, its nonce and its proof or none; the
+// server's verdict, with its own proof, or a refusal and its reason).
+// Pool names are therefore at most MaxPoolName (1 KiB) bytes. Then both
+// directions carry frames: a big-endian uint32 body length followed by that many bytes
 // of body. A length of 0 or above the receiver's maximum (DefaultMaxFrameSize,
 // 1 MiB, unless WithMaxFrameSize says otherwise on the server) is a protocol
 // error, detected before memory is allocated; the connection is then closed
@@ -129,10 +185,16 @@
 //	k    uint    message kind (below)
 //	i    uint    request id, chosen by the client, unique per connection and
 //	             non-zero; a reply carries the id of its request
-//	v    uint    protocol version (join); ProtocolVersion, currently 2. A
-//	             server serves MinProtocolVersion (1) to ProtocolVersion;
-//	             version 1 has no rejoin (the keys and kinds below marked
-//	             v2)
+//	v    uint    protocol version (join); ProtocolVersion, currently 3. A
+//	             server serves MinProtocolVersion (3) to ProtocolVersion.
+//	             Version 2 added rejoining (the keys and kinds below
+//	             marked v2), version 3 the pool check before the first
+//	             frame. A client of version 1 or 2 sends its join where
+//	             the server expects the hello: the server closes the
+//	             connection and logs it as a client of an older version
+//	             (the old client sees a protocol error); a client of
+//	             version 3 that meets an older server, which sends no
+//	             challenge, fails with ErrVersion
 //	p    str     pool name (join)
 //	n    int     closed-world pool size, 0 = open world (join, join reply)
 //	a    str     member address (join)
@@ -226,5 +288,7 @@
 // rules, a request without an id, or a server-only kind from a client closes
 // that connection (declaring its member dead); other connections are not
 // affected. A join with another protocol version gets error 2, with both
-// versions in the text.
+// versions in the text. A join for another pool than the connection's pool
+// check gets error 8 (unless both pools are open); a join beyond a limit
+// per source address gets error 9.
 package registry

@@ -67,8 +67,20 @@ var (
 	// member, bytes of names held by one member, or sequences, elections,
 	// bound names or their bytes in one pool. The error's text says which
 	// limit (see WithMaxWaitingRequests, WithMaxMemberNameBytes,
-	// WithMaxPoolNames, WithMaxPoolNameBytes).
+	// WithMaxPoolNames, WithMaxPoolNameBytes). A join refused because its
+	// source address already holds too many members or pools
+	// (WithMaxMembersPerSource, WithMaxPoolsPerSource) wraps it too.
 	ErrTooManyRequests = errors.New("registry: too many requests")
+
+	// ErrUnauthenticated means the pool check or TLS failed (see "Trust"
+	// in the package doc): this client's secret is wrong or missing for the
+	// pool (or a recorded handshake was replayed), the server has no
+	// secret for a pool this client has one for (it cannot prove it
+	// belongs to the pool), the server does not serve the pool, or a
+	// certificate was not trusted by one side (or only one side speaks
+	// TLS). The text says which. It is the same error as
+	// ipl.ErrUnauthenticated; a client does not retry it.
+	ErrUnauthenticated = poolauth.ErrUnauthenticated
 )
 
 // remoteError is an error reported by the server in a reply: it carries the
@@ -81,8 +93,3 @@ type remoteError struct {
 
 func (e *remoteError) Error() string { return e.msg }
 func (e *remoteError) Unwrap() error { return e.sentinel }
-
-// ErrUnauthenticated: the pool check failed: the client does not know the pool's secret
-// (or replayed another's handshake), or the server cannot prove it knows it
-// (WithPoolSecret, WithServerSecret). ipl re-exports it.
-var ErrUnauthenticated = poolauth.ErrUnauthenticated

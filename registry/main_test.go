@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -13,6 +14,8 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 
+	"github.com/ibisgo/ibis/internal/poolauth"
+	"github.com/ibisgo/ibis/internal/tlsconf"
 	"github.com/ibisgo/ibis/registry"
 )
 
@@ -26,6 +29,11 @@ const (
 	// serverGraceEnv sets its recovery grace period.
 	serverAddrEnv  = "IBIS_REGISTRY_TEST_SERVER_ADDR"
 	serverGraceEnv = "IBIS_REGISTRY_TEST_SERVER_GRACE"
+	// serverSecretEnv names a file holding the server's pool secret, and
+	// serverTLSDirEnv a directory holding cert.pem, key.pem and ca.pem for
+	// TLS (see TestCrossProcessSecretAndTLS).
+	serverSecretEnv = "IBIS_REGISTRY_TEST_SERVER_SECRET_FILE"
+	serverTLSDirEnv = "IBIS_REGISTRY_TEST_SERVER_TLS_DIR"
 )
 
 func TestMain(m *testing.M) {
@@ -50,6 +58,23 @@ func runServer(addr, grace string) int {
 			return 2
 		}
 		opts = append(opts, registry.WithRecoveryGrace(d))
+	}
+	if path := os.Getenv(serverSecretEnv); path != "" {
+		secret, err := poolauth.Load("", path)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "server:", err)
+			return 2
+		}
+		opts = append(opts, registry.WithServerSecret(secret.Bytes()))
+	}
+	if dir := os.Getenv(serverTLSDirEnv); dir != "" {
+		files := tlsconf.Files{Cert: filepath.Join(dir, "cert.pem"), Key: filepath.Join(dir, "key.pem"), CA: filepath.Join(dir, "ca.pem")}
+		cfg, err := files.Server()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "server:", err)
+			return 2
+		}
+		opts = append(opts, registry.WithServerTLS(cfg))
 	}
 	logger, err := zap.NewDevelopment()
 	if err != nil {

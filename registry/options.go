@@ -1,11 +1,12 @@
 package registry
 
 import (
-	"github.com/ibisgo/ibis/internal/poolauth"
-
+	"crypto/tls"
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/ibisgo/ibis/internal/poolauth"
 )
 
 // Option configures a Client (functional options for Join).
@@ -25,15 +26,7 @@ type clientConfig struct {
 	// use it to hold a member back.
 	beforeRejoin func()
 	secret       poolauth.Secret // the pool's, for the pool check
-}
-
-// WithPoolSecret gives the client the pool's secret for the pool check that opens
-// every connection to the server (see WithServerSecret): the client proves it knows
-// the secret, and requires the server to prove it too, so that neither a stranger nor
-// a server that does not know the secret gets a member's requests. Without it the
-// client can join only a pool that has no secret.
-func WithPoolSecret(secret []byte) Option {
-	return func(c *clientConfig) { c.secret = poolauth.New(secret) }
+	tls          *tls.Config     // nil: plain TCP
 }
 
 // DefaultReconnectTimeout is how long a client that lost a restartable
@@ -108,4 +101,29 @@ func WithReconnectTimeout(d time.Duration) Option {
 		}
 		c.reconnectTimeout = d
 	}
+}
+
+// WithPoolSecret sets the pool's shared secret for the pool check that
+// opens every connection to the server, the first join's and every
+// rejoin's (see "Trust" in the package doc): the client proves that it
+// knows the secret, and requires the server to prove the same, so that
+// neither a stranger nor a server that does not know the secret gets a
+// member's requests. The secret itself never crosses the wire. Empty (the
+// default) means no secret: the client can join only a pool that the
+// server keeps open. A failed check makes Join fail with an error wrapping
+// ErrUnauthenticated. The bytes are copied.
+func WithPoolSecret(secret []byte) Option {
+	return func(c *clientConfig) { c.secret = poolauth.New(secret) }
+}
+
+// WithTLS makes the client speak TLS to the server, on the first join and
+// on every rejoin, with cfg (for example tlsconf.Files.Client: the client's
+// certificate, and the server's checked against the pool's CA). Only TLS
+// 1.3 is spoken: a lower cfg.MinVersion is raised. When cfg names no
+// ServerName and does not replace the standard verification, the host of
+// the registry address is used. A certificate either side does not trust
+// makes Join fail with an error wrapping ErrUnauthenticated. nil (the
+// default) means plain TCP.
+func WithTLS(cfg *tls.Config) Option {
+	return func(c *clientConfig) { c.tls = cfg }
 }

@@ -61,7 +61,7 @@ func TestRejoinProtocol(t *testing.T) {
 	t.Run("refusals", func(t *testing.T) {
 		r := dialRaw(t, s)
 		r.send(&message{Kind: kindJoin, ID: 1, Version: 1, Pool: "q", Rejoin: &Identifier{Pool: "q", ID: "1"}})
-		wantCode(t, "rejoin over version 1", r.reply(1), codeInvalid)
+		wantCode(t, "rejoin over version 1", r.reply(1), codeVersion)
 		wantCode(t, "rejoin of another pool", r.rejoinPool("q", Identifier{Pool: "other", ID: "1"}, oldEpoch), codeInvalid)
 		wantCode(t, "rejoin with a non-number", r.rejoin(Identifier{Pool: "q", ID: "01"}, oldEpoch), codeInvalid)
 		wantCode(t, "rejoin with a negative number", r.rejoin(Identifier{Pool: "q", ID: "-1"}, oldEpoch), codeInvalid)

@@ -84,9 +84,9 @@ func (c *child) kill() {
 
 // startServerProcess runs a registry server in a child process on addr
 // and returns it with the address it listens on.
-func startServerProcess(t *testing.T, addr, grace string) (*child, string) {
+func startServerProcess(t *testing.T, addr, grace string, env ...string) (*child, string) {
 	t.Helper()
-	c := startChild(t, serverAddrEnv+"="+addr, serverGraceEnv+"="+grace)
+	c := startChild(t, append([]string{serverAddrEnv + "=" + addr, serverGraceEnv + "=" + grace}, env...)...)
 	l := c.line()
 	got, ok := strings.CutPrefix(l, "serving ")
 	if !ok {

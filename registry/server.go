@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -38,6 +39,14 @@ type Server struct {
 	// unjoinedFull remembers that the limit was hit, to log it once.
 	unjoined     int
 	unjoinedFull bool
+	// sources counts, per source address, the members and the pools they
+	// are in (WithMaxMembersPerSource, WithMaxPoolsPerSource).
+	sources map[string]*sourceUse
+
+	// tls is the effective TLS configuration (nil: plain TCP).
+	tls *tls.Config
+	// refusalLog bounds the log lines of refused handshakes.
+	refusalLog logLimiter
 
 	wg sync.WaitGroup // accept loop and connection goroutines
 
@@ -47,6 +56,7 @@ type Server struct {
 	deaths   atomic.Uint64
 	rejoins  atomic.Uint64
 	accepted atomic.Uint64
+	refused  atomic.Uint64
 	bytesIn  atomic.Uint64
 	bytesOut atomic.Uint64
 }
@@ -58,12 +68,14 @@ func NewServer(opts ...ServerOption) *Server {
 		o(&cfg)
 	}
 	return &Server{
-		cfg:   cfg,
-		log:   cfg.logger.Named("registry-server"),
-		quit:  make(chan struct{}),
-		epoch: rand.Uint64() | 1,
-		conns: make(map[*serverConn]struct{}),
-		pools: make(map[string]*pool),
+		cfg:     cfg,
+		log:     cfg.logger.Named("registry-server"),
+		quit:    make(chan struct{}),
+		epoch:   rand.Uint64() | 1,
+		conns:   make(map[*serverConn]struct{}),
+		pools:   make(map[string]*pool),
+		sources: make(map[string]*sourceUse),
+		tls:     serverTLS(cfg.tls),
 	}
 }
 
@@ -129,7 +141,8 @@ func (s *Server) register(ln net.Listener) error {
 
 func (s *Server) acceptLoop(ln net.Listener) error {
 	s.log.Info("serving", zap.String("addr", ln.Addr().String()),
-		zap.Duration("heartbeat", s.cfg.heartbeat), zap.Int("maxFrameSize", s.cfg.maxFrameSize))
+		zap.Duration("heartbeat", s.cfg.heartbeat), zap.Int("maxFrameSize", s.cfg.maxFrameSize),
+		zap.String("trust", s.trustSummary()))
 	backoff := 5 * time.Millisecond
 	for {
 		conn, err := ln.Accept()
@@ -200,6 +213,7 @@ func (s *Server) Close() error {
 	s.wg.Wait()
 	s.mu.Lock()
 	s.pools = make(map[string]*pool)
+	s.sources = make(map[string]*sourceUse)
 	s.members = 0
 	s.waiting = 0
 	s.unjoined = 0
@@ -222,3 +236,23 @@ func (s *Server) Addr() string {
 // HeartbeatInterval returns the failure-detection interval the server
 // announces to its clients.
 func (s *Server) HeartbeatInterval() time.Duration { return s.cfg.heartbeat }
+
+// trustSummary says in a few words how the server checks its clients, for
+// its first log line.
+func (s *Server) trustSummary() string {
+	var what string
+	switch {
+	case s.cfg.poolSecrets != nil && s.cfg.secret.IsSet():
+		what = fmt.Sprintf("secrets for %d pools, a server-wide secret for the others", len(s.cfg.poolSecrets))
+	case s.cfg.poolSecrets != nil:
+		what = fmt.Sprintf("secrets for %d pools, no other pool served", len(s.cfg.poolSecrets))
+	case s.cfg.secret.IsSet():
+		what = "a server-wide pool secret"
+	default:
+		what = "no pool secret: open to anyone who reaches the port"
+	}
+	if s.tls != nil {
+		return what + "; TLS 1.3 with client certificates"
+	}
+	return what + "; plain TCP"
+}

@@ -2,6 +2,7 @@ package registry
 
 import (
 	"bufio"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -12,8 +13,6 @@ import (
 	"time"
 
 	"go.uber.org/zap"
-
-	"github.com/ibisgo/ibis/internal/poolauth"
 )
 
 // serverConn is one client connection: a reader goroutine that decodes and
@@ -30,11 +29,14 @@ type serverConn struct {
 	closeOnce sync.Once
 	reason    error // why the connection was closed by us; set in closeOnce
 
-	// authDone is closed when the pool check has ended; authOK (written before) says
-	// whether the client passed it. The writer sends nothing before.
+	// authDone is closed when the TLS handshake and the pool check have
+	// ended; authOK (written before) says whether the client passed. The
+	// writer sends nothing before.
 	authDone chan struct{}
 	authOK   bool
 	authPool string // the pool the check was for: the only one this connection may join
+	// source is the client's IP address, for the limits per source.
+	source string
 
 	member *member // the member joined on this connection; guarded by s.mu
 	// joined is set once a join succeeded on this connection; only the
@@ -43,6 +45,9 @@ type serverConn struct {
 }
 
 func (s *Server) startConn(conn net.Conn) {
+	if tc, ok := conn.(*net.TCPConn); ok {
+		_ = tc.SetNoDelay(true)
+	}
 	c := &serverConn{
 		s:    s,
 		conn: conn,
@@ -50,6 +55,11 @@ func (s *Server) startConn(conn net.Conn) {
 		out:  newFIFO[[]byte](),
 
 		authDone: make(chan struct{}),
+		source:   sourceOf(conn),
+	}
+	if s.tls != nil {
+		// No I/O yet: the reader runs the TLS handshake (authenticate).
+		c.conn = tls.Server(conn, s.tls)
 	}
 	s.mu.Lock()
 	if s.closing {
@@ -79,9 +89,6 @@ func (s *Server) startConn(conn net.Conn) {
 	s.wg.Add(2)
 	s.mu.Unlock()
 	s.accepted.Add(1)
-	if tc, ok := conn.(*net.TCPConn); ok {
-		_ = tc.SetNoDelay(true)
-	}
 	c.log.Debug("connection accepted")
 	go c.readLoop()
 	go c.writeLoop()
@@ -92,7 +99,7 @@ func (s *Server) startConn(conn net.Conn) {
 func (c *serverConn) closeWith(reason error) {
 	c.closeOnce.Do(func() {
 		c.reason = reason
-		_ = c.conn.Close()
+		_ = closeConn(c.conn)
 	})
 }
 
@@ -110,42 +117,23 @@ func (c *serverConn) send(frame []byte) {
 
 func (c *serverConn) readLoop() {
 	defer c.s.wg.Done()
-	err := c.authenticate()
+	joinBy := time.Now().Add(c.s.cfg.heartbeat * 3 / 2)
+	err := c.authenticate(joinBy)
 	if err == nil {
-		err = c.readFrames()
+		err = c.readFrames(joinBy)
 	}
 	c.closeWith(err)
 	c.teardown(err)
 }
 
-// authenticate runs the pool check (internal/poolauth) before anything else is read
-// from or written to the connection, within the time a client has to join. A client
-// that fails it is logged with its address and closed.
-func (c *serverConn) authenticate() error {
-	defer close(c.authDone)
-	if err := c.conn.SetDeadline(time.Now().Add(c.s.cfg.heartbeat * 3 / 2)); err != nil {
-		return fmt.Errorf("set deadline: %w", err)
-	}
-	pool, err := poolauth.Accept(c.conn, c.s.cfg.secretFor)
-	if err != nil {
-		c.log.Warn("refused a connection: pool check failed", zap.String("pool", pool), zap.Error(err))
-		return fmt.Errorf("pool check: %w", err)
-	}
-	if err := c.conn.SetDeadline(time.Time{}); err != nil {
-		return fmt.Errorf("set deadline: %w", err)
-	}
-	c.authOK, c.authPool = true, pool
-	return nil
-}
-
 // readFrames reads, decodes and handles frames until the connection fails,
 // the peer goes silent for 1.5 heartbeat intervals, a frame is invalid, or
-// the connection has not joined within 1.5 heartbeat intervals of being
-// accepted (heartbeats and refused joins do not extend that).
-func (c *serverConn) readFrames() error {
+// the connection has not joined by joinBy, 1.5 heartbeat intervals after it
+// was accepted (the TLS handshake and the pool check count within that
+// time; heartbeats and refused joins do not extend it).
+func (c *serverConn) readFrames(joinBy time.Time) error {
 	br := bufio.NewReaderSize(countingReader{c.conn, &c.s.bytesIn}, 4096)
 	timeout := c.s.cfg.heartbeat * 3 / 2
-	joinBy := time.Now().Add(timeout)
 	var buf []byte
 	for {
 		deadline := joinBy
@@ -209,7 +197,7 @@ func (c *serverConn) logClose(reason error) {
 		fields = append(fields, zap.Stringer("member", m))
 	}
 	switch {
-	case errors.Is(reason, io.EOF), errors.Is(reason, ErrClosed):
+	case errors.Is(reason, io.EOF), errors.Is(reason, ErrClosed), errors.Is(reason, errRefused):
 		c.log.Debug("connection closed", fields...)
 	case errors.Is(reason, ErrProtocol):
 		c.log.Warn("closing connection: protocol error", fields...)
@@ -219,7 +207,8 @@ func (c *serverConn) logClose(reason error) {
 }
 
 // writeLoop sends queued frames, and a ping every half heartbeat interval
-// so the client can tell a silent server from a dead one.
+// so the client can tell a silent server from a dead one. It starts once
+// the client has passed the pool check.
 func (c *serverConn) writeLoop() {
 	defer c.s.wg.Done()
 	select {

@@ -25,13 +25,17 @@ func concatFrames(tb testing.TB, ms ...*message) []byte {
 	return out
 }
 
+// withHello puts the pool check's hello for the open pool "fz" before the
+// frames of a seed.
+func withHello(frames []byte) []byte { return append(helloBytes("fz"), frames...) }
+
 // FuzzServerConn feeds arbitrary bytes to a server connection as if a
-// client sent them. The server must not panic or hang, must close the
+// client sent them (the seeds pass the pool check of the open pool first). The server must not panic or hang, must close the
 // connection in the end, and must leave no trace of it: no member, no pool,
 // no waiting request.
 func FuzzServerConn(f *testing.F) {
 	join := &message{Kind: kindJoin, ID: 1, Version: ProtocolVersion, Pool: "fz", PoolSize: 1, Address: "a", Tag: "t"}
-	f.Add(concatFrames(f, join,
+	f.Add(withHello(concatFrames(f, join,
 		&message{Kind: kindElect, ID: 2, Name: "e"},
 		&message{Kind: kindElectionResult, ID: 3, Name: "e"},
 		&message{Kind: kindElectionResult, ID: 4, Name: "other"},
@@ -47,13 +51,13 @@ func FuzzServerConn(f *testing.F) {
 		&message{Kind: kindTerminate, ID: 12},
 		&message{Kind: kindLeave, ID: 13},
 		&message{Kind: kindSequence, ID: 14, Name: "q"},
-	))
-	f.Add(concatFrames(f, join, &message{Kind: kindLookup, ID: 2, Name: "x"}))
+	)))
+	f.Add(withHello(concatFrames(f, join, &message{Kind: kindLookup, ID: 2, Name: "x"})))
 	// A member of a previous run rebuilds its pool alone, then works in it;
 	// and one that waits for a member who never comes.
 	me := Identifier{Pool: "fz", ID: "3", Address: "a"}
 	rejoin := &message{Kind: kindJoin, ID: 1, Version: ProtocolVersion, Pool: "fz", PoolSize: 1, Rejoin: &me, Epoch: 5}
-	f.Add(concatFrames(f, rejoin,
+	f.Add(withHello(concatFrames(f, rejoin,
 		&message{Kind: kindSequence, ID: 2, Name: "q"},
 		&message{Kind: kindRestore, ID: 3, Members: []Identifier{me}, Won: []string{"e"},
 			Bound: []boundName{{"n", "p"}}, Seqs: []sequenceMark{{"q", 4}}},
@@ -64,14 +68,15 @@ func FuzzServerConn(f *testing.F) {
 		&message{Kind: kindSequence, ID: 7, Name: "q"},
 		&message{Kind: kindRestore, ID: 8},
 		&message{Kind: kindLeave, ID: 9},
-	))
-	f.Add(concatFrames(f, rejoin,
+	)))
+	f.Add(withHello(concatFrames(f, rejoin,
 		&message{Kind: kindRestore, ID: 2, Members: []Identifier{me, {Pool: "fz", ID: "4"}}},
 		&message{Kind: kindResume, ID: 3, LastSeq: 1},
 		&message{Kind: kindHeartbeat},
-	))
-	f.Add(concatFrames(f, &message{Kind: kindJoin, ID: 1, Version: 7, Pool: "fz"}))
-	f.Add(append(mustFrame(f, join), 0, 0, 0, 9, 0x81))
+	)))
+	f.Add(withHello(concatFrames(f, &message{Kind: kindJoin, ID: 1, Version: 7, Pool: "fz"})))
+	f.Add(withHello(append(mustFrame(f, join), 0, 0, 0, 9, 0x81)))
+	f.Add(append(mustFrame(f, join), 0, 0, 0, 9, 0x81)) // no pool check
 	f.Add([]byte("GET / HTTP/1.0\r\n\r\n"))
 
 	f.Fuzz(func(t *testing.T, data []byte) {

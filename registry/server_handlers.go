@@ -153,15 +153,19 @@ func (c *serverConn) handleJoin(m *message) {
 		c.log.Info("join refused: protocol version mismatch", zap.Uint64("clientVersion", m.Version))
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		c.replyErr(m.ID, codeVersion, "client speaks protocol version %d, this server speaks versions %d to %d",
-			m.Version, MinProtocolVersion, ProtocolVersion)
+		c.replyErr(m.ID, codeVersion, "client speaks protocol version %d, this server speaks %s",
+			m.Version, versionRange())
 		return
 	}
-	if m.Pool != c.authPool && c.s.cfg.closed(m.Pool, c.authPool) { // the check vouched for its pool only
-		c.log.Warn("join refused: the pool check was for another pool", zap.String("checked", c.authPool), zap.String("pool", m.Pool))
+	// The pool check vouched for its pool only; switching is allowed
+	// between pools that are both open.
+	if m.Pool != c.authPool && !(s.cfg.open(m.Pool) && s.cfg.open(c.authPool)) {
+		c.log.Warn("join refused: the pool check was for another pool", zap.String("checked", c.authPool),
+			zap.String("pool", m.Pool))
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		c.replyErr(m.ID, codeInvalid, "the connection's pool check was for pool %q, not %q", c.authPool, m.Pool)
+		c.replyErr(m.ID, codeInvalid, "the connection's pool check was for pool %s, not %s: join every pool on a connection of its own",
+			quoteName(c.authPool), quoteName(m.Pool))
 		return
 	}
 	if m.Rejoin != nil {
@@ -186,6 +190,11 @@ func (c *serverConn) handleJoin(m *message) {
 	}
 	size := int(m.PoolSize)
 	p := s.pools[m.Pool]
+	if err := s.checkSource(c.source, p, nil); err != nil {
+		c.log.Warn("join refused: a limit per source address", zap.String("pool", m.Pool), zap.Error(err))
+		c.replyErr(m.ID, codeTooMany, "%v", err)
+		return
+	}
 	switch {
 	case p == nil && s.cfg.recoveryWindow > 0 && time.Since(s.started) < s.cfg.recoveryWindow:
 		c.replyErr(m.ID, codeRecovering, "the registry started %v ago and holds back new members of pools it does not know "+

@@ -124,7 +124,7 @@ func TestVersionMismatch(t *testing.T) {
 	if !errors.Is(err, ErrVersion) {
 		t.Fatalf("got %v, want ErrVersion", err)
 	}
-	if !strings.Contains(err.Error(), "version 99") || !strings.Contains(err.Error(), "versions 1 to 2") {
+	if !strings.Contains(err.Error(), "version 99") || !strings.Contains(err.Error(), "version 3") {
 		t.Fatalf("error does not name both versions: %v", err)
 	}
 }
@@ -270,6 +270,10 @@ func TestUnjoinedConnectionsLimit(t *testing.T) {
 func TestUnjoinedConnectionMustJoin(t *testing.T) {
 	s := internalServer(t, WithHeartbeatInterval(20*time.Millisecond))
 	r := dialRaw(t, s)
+	r.authed = true
+	if err := poolauth.Dial(r.conn, "uj", poolauth.Secret{}); err != nil {
+		t.Fatal(err)
+	}
 	beat, err := encodeFrame(&message{Kind: kindHeartbeat})
 	if err != nil {
 		t.Fatal(err)

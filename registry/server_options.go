@@ -1,12 +1,13 @@
 package registry
 
 import (
-	"github.com/ibisgo/ibis/internal/poolauth"
-
+	"crypto/tls"
 	"io"
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/ibisgo/ibis/internal/poolauth"
 )
 
 // DefaultHeartbeatInterval is the failure-detection interval used unless
@@ -43,46 +44,33 @@ type serverConfig struct {
 	recoveryWindow time.Duration
 
 	secret      poolauth.Secret            // every pool's, unless poolSecrets has its own
-	poolSecrets map[string]poolauth.Secret // by pool
+	poolSecrets map[string]poolauth.Secret // by pool; non-nil: unlisted pools need the server-wide secret
+	tls         *tls.Config                // nil: plain TCP
+
+	// Limits per source address (IP); <= 0: none.
+	maxPoolsPerSource   int
+	maxMembersPerSource int
 }
 
-// secretFor is the pool check's lookup: the secret a pool requires (none: open). Every
-// pool is served; one with neither its own secret nor a server-wide one is open.
+// secretFor is the pool check's lookup: the secret a pool requires (the
+// zero Secret: none, the pool is open), and whether this server serves the
+// pool at all. A pool listed with its own secret uses it; any other pool
+// uses the server-wide secret; without one, it is open on a server that
+// lists no pools, and not served on one that does (WithPoolSecrets).
 func (c *serverConfig) secretFor(pool string) (poolauth.Secret, bool) {
-	if s, ok := c.poolSecrets[pool]; ok {
+	if s, ok := c.poolSecrets[pool]; ok && s.IsSet() {
 		return s, true
 	}
-	return c.secret, true
-}
-
-// closed reports whether any of the pools has a secret.
-func (c *serverConfig) closed(pools ...string) bool {
-	for _, p := range pools {
-		if s, _ := c.secretFor(p); s.IsSet() {
-			return true
-		}
+	if c.secret.IsSet() {
+		return c.secret, true
 	}
-	return false
+	return poolauth.Secret{}, c.poolSecrets == nil
 }
 
-// WithServerSecret gives every pool the server serves a secret: a client must prove,
-// by a challenge-response over fresh nonces (the secret never crosses the wire), that it
-// knows it before the server reads anything from it, and the server proves it knows it
-// too. A client that fails is refused with an error matching ErrUnauthenticated and
-// logged at Warn with its address. Pools listed in WithPoolSecrets use their own.
-func WithServerSecret(secret []byte) ServerOption {
-	return func(c *serverConfig) { c.secret = poolauth.New(secret) }
-}
-
-// WithPoolSecrets gives the listed pools secrets of their own (see WithServerSecret);
-// the other pools take the server-wide secret, or are open without one.
-func WithPoolSecrets(secrets map[string][]byte) ServerOption {
-	return func(c *serverConfig) {
-		c.poolSecrets = make(map[string]poolauth.Secret, len(secrets))
-		for p, s := range secrets {
-			c.poolSecrets[p] = poolauth.New(s)
-		}
-	}
+// open reports whether a pool is served without a secret.
+func (c *serverConfig) open(pool string) bool {
+	s, ok := c.secretFor(pool)
+	return ok && !s.IsSet()
 }
 
 // DefaultRecoveryGrace is how long a pool being rebuilt after a restart
@@ -97,6 +85,8 @@ const (
 	DefaultMaxPoolNames           = 10000
 	DefaultMaxPoolNameBytes       = 16 << 20
 	DefaultMaxUnjoinedConnections = 1024
+	DefaultMaxPoolsPerSource      = 64
+	DefaultMaxMembersPerSource    = 1024
 )
 
 // minNameBytes is the smallest name budget: one binding of a global name
@@ -115,6 +105,9 @@ func defaultServerConfig() serverConfig {
 		maxPoolNames:       DefaultMaxPoolNames,
 		maxPoolNameBytes:   DefaultMaxPoolNameBytes,
 		maxUnjoined:        DefaultMaxUnjoinedConnections,
+
+		maxPoolsPerSource:   DefaultMaxPoolsPerSource,
+		maxMembersPerSource: DefaultMaxMembersPerSource,
 
 		restartable:   true,
 		recoveryGrace: DefaultRecoveryGrace,
@@ -257,4 +250,75 @@ func WithRecoveryGrace(d time.Duration) ServerOption {
 // cmd/ibis-registry uses a few seconds.
 func WithRecoveryWindow(d time.Duration) ServerOption {
 	return func(c *serverConfig) { c.recoveryWindow = max(d, 0) }
+}
+
+// WithServerSecret sets one secret for every pool the server serves (empty:
+// none): a client must prove, by a challenge-response over fresh nonces
+// (the secret never crosses the wire), that it knows the secret of its
+// pool before the server reads anything else from it, and the server
+// proves the same to the client (see "Trust" in the package doc). A client
+// that fails is refused with an error matching ErrUnauthenticated and
+// logged at Warn with its address. A pool listed in WithPoolSecrets uses
+// its own secret instead. Without any secret the server is open: anyone
+// who reaches its port may join any pool. The bytes are copied.
+func WithServerSecret(secret []byte) ServerOption {
+	return func(c *serverConfig) { c.secret = poolauth.New(secret) }
+}
+
+// WithPoolSecrets gives pools secrets of their own, by pool name: a client
+// of a listed pool must know that pool's secret. A pool that is not listed
+// uses the server-wide secret (WithServerSecret) if there is one; if there
+// is none, the server refuses it (with ErrUnauthenticated): a server given
+// a list of pools serves those pools only, rather than opening every other
+// name to anyone. A listed pool with an empty secret counts as not listed
+// (it never becomes an open pool). To serve open pools and pools with
+// secrets side by side, run two servers. A nil or empty map changes
+// nothing; the map and the secrets are copied, and later calls add to the
+// list.
+func WithPoolSecrets(secrets map[string][]byte) ServerOption {
+	return func(c *serverConfig) {
+		if len(secrets) == 0 {
+			return
+		}
+		if c.poolSecrets == nil {
+			c.poolSecrets = make(map[string]poolauth.Secret, len(secrets))
+		}
+		for pool, s := range secrets {
+			c.poolSecrets[pool] = poolauth.New(s)
+		}
+	}
+}
+
+// WithServerTLS makes the server speak TLS on every connection it accepts,
+// with cfg (for example tlsconf.Files.Server: the server's certificate,
+// and a client certificate required and checked against the pool's CA).
+// The TLS handshake comes first and must finish, like the pool handshake
+// after it, within the time a connection has to join (1.5 heartbeat
+// intervals); a failed one is logged with the client's address. Only TLS
+// 1.3 is spoken (a lower cfg.MinVersion is raised), and a client
+// certificate is always required: a cfg.ClientAuth other than
+// RequireAnyClientCert (which leaves the check to cfg's own callbacks) is
+// made RequireAndVerifyClientCert. cfg is copied. nil (the default) means
+// plain TCP. StartEmbedded takes it, and every other ServerOption, too.
+func WithServerTLS(cfg *tls.Config) ServerOption {
+	return func(c *serverConfig) { c.tls = cfg }
+}
+
+// WithMaxPoolsPerSource bounds the pools in which members from one source
+// address (the client's IP address, loopback included) may be at once:
+// default DefaultMaxPoolsPerSource (64); 0 or a negative n means no limit.
+// A join that would put that address into one pool more fails with
+// ErrTooManyRequests, and the server logs it.
+func WithMaxPoolsPerSource(n int) ServerOption {
+	return func(c *serverConfig) { c.maxPoolsPerSource = n }
+}
+
+// WithMaxMembersPerSource bounds the members, over all pools, that joined
+// from one source address (the client's IP address, loopback included):
+// default DefaultMaxMembersPerSource (1024); 0 or a negative n means no
+// limit. A join (or rejoin) beyond it fails with ErrTooManyRequests, and
+// the server logs it. A launcher that runs more processes on one machine
+// must raise it (ibis-run does so for its embedded registry).
+func WithMaxMembersPerSource(n int) ServerOption {
+	return func(c *serverConfig) { c.maxMembersPerSource = n }
 }

@@ -55,6 +55,9 @@ type member struct {
 	// WithMaxMemberNameBytes limit.
 	nameBytes int
 
+	// source is the IP address the member joined from (per-source limits).
+	source string
+
 	// restoring is set from a member's rejoin until its resume has been
 	// answered; it may then only restore its state, resume or leave.
 	restoring bool
@@ -119,9 +122,10 @@ func (s *Server) emit(p *pool, t EventType, who Identifier, name string, to []*m
 // included). Called with s.mu held.
 func (s *Server) addMember(p *pool, c *serverConn, address, tag string) *member {
 	m := &member{
-		id:   Identifier{Pool: p.name, ID: strconv.Itoa(p.nextID), Address: address, Tag: tag},
-		pool: p,
-		conn: c,
+		id:     Identifier{Pool: p.name, ID: strconv.Itoa(p.nextID), Address: address, Tag: tag},
+		pool:   p,
+		conn:   c,
+		source: c.source,
 	}
 	p.nextID++
 	for _, old := range p.members {
@@ -137,6 +141,7 @@ func (s *Server) addMember(p *pool, c *serverConn, address, tag string) *member 
 	p.byID[m.id.ID] = m
 	c.member = m
 	s.members++
+	s.addSource(m)
 	s.joins.Add(1)
 	m.joinSeq = s.emit(p, Joined, m.id, "", p.members).Seq
 	if p.size > 0 && p.nextID >= p.size {
@@ -197,6 +202,7 @@ func (s *Server) detach(m *member) {
 	}
 	m.nameBytes = 0
 	s.members--
+	s.dropSource(m)
 }
 
 // unbind removes the binding b of name and its bytes from the counts.
@@ -291,4 +297,62 @@ func (s *Server) takeWaiters(lists map[string][]*waiter, name string) []*waiter 
 		s.waiting--
 	}
 	return ws
+}
+
+// sourceUse is what the members from one source address hold: how many
+// they are, and how many of them are in each pool.
+type sourceUse struct {
+	members int
+	pools   map[*pool]int
+}
+
+// checkSource tells whether one more member from source src may join pool
+// p (nil: a pool to be created); replacing, if not nil, is a member that
+// the new one replaces (the same member back on a new connection), which
+// does not count. Called with s.mu held.
+func (s *Server) checkSource(src string, p *pool, replacing *member) error {
+	u := s.sources[src]
+	if u == nil {
+		return nil
+	}
+	members := u.members
+	inPool := p != nil && u.pools[p] > 0
+	if replacing != nil && replacing.source == src && !replacing.gone {
+		members--
+	}
+	if limit := s.cfg.maxMembersPerSource; limit > 0 && members >= limit {
+		return fmt.Errorf("address %s already has %d members at this registry, the server's limit per source address",
+			src, members)
+	}
+	if limit := s.cfg.maxPoolsPerSource; limit > 0 && !inPool && len(u.pools) >= limit {
+		return fmt.Errorf("address %s already has members in %d pools at this registry, the server's limit per source address",
+			src, len(u.pools))
+	}
+	return nil
+}
+
+// addSource counts a new member against its source. Called with s.mu held.
+func (s *Server) addSource(m *member) {
+	u := s.sources[m.source]
+	if u == nil {
+		u = &sourceUse{pools: make(map[*pool]int)}
+		s.sources[m.source] = u
+	}
+	u.members++
+	u.pools[m.pool]++
+}
+
+// dropSource releases what addSource counted. Called with s.mu held.
+func (s *Server) dropSource(m *member) {
+	u := s.sources[m.source]
+	if u == nil {
+		return
+	}
+	u.members--
+	if u.pools[m.pool]--; u.pools[m.pool] <= 0 {
+		delete(u.pools, m.pool)
+	}
+	if u.members <= 0 {
+		delete(s.sources, m.source)
+	}
 }

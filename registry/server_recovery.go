@@ -101,6 +101,15 @@ func (c *serverConn) handleRejoin(m *message) {
 	}
 	size := int(m.PoolSize)
 	p := s.pools[m.Pool]
+	var old *member
+	if p != nil {
+		old = p.byID[id.ID]
+	}
+	if err := s.checkSource(c.source, p, old); err != nil {
+		c.log.Warn("rejoin refused: a limit per source address", zap.Stringer("member", id), zap.Error(err))
+		c.replyErr(m.ID, codeTooMany, "%v", err)
+		return
+	}
 	switch {
 	case p == nil:
 		p = newPool(m.Pool, size)
@@ -135,7 +144,7 @@ func (c *serverConn) handleRejoin(m *message) {
 		s.detach(old)
 		delete(rec.waiting, old)
 	}
-	me := &member{id: id, pool: p, conn: c, restoring: true}
+	me := &member{id: id, pool: p, conn: c, restoring: true, source: c.source}
 	i, _ := slices.BinarySearchFunc(p.members, num, func(x *member, n int) int { return cmp.Compare(x.id.Number(), n) })
 	p.members = slices.Insert(p.members, i, me)
 	p.byID[id.ID] = me
@@ -145,6 +154,7 @@ func (c *serverConn) handleRejoin(m *message) {
 	c.joined = true
 	s.unjoined--
 	s.members++
+	s.addSource(me)
 	s.rejoins.Add(1)
 	s.touchRecovery(p)
 	c.log = c.log.With(zap.Stringer("member", me.id))

@@ -17,15 +17,16 @@ type Stats struct {
 	Deaths      uint64 // members declared dead since start
 	Rejoins     uint64 // members of a previous run that came back since start
 	Accepted    uint64 // connections accepted since start
+	Refused     uint64 // connections refused in the TLS or pool handshake since start
 	BytesIn     uint64 // bytes read from clients
 	BytesOut    uint64 // bytes written to clients
 }
 
 // String formats the statistics on one line.
 func (st Stats) String() string {
-	return fmt.Sprintf("pools=%d members=%d connections=%d waiting=%d recovering=%d events=%d joins=%d leaves=%d deaths=%d rejoins=%d accepted=%d bytes_in=%d bytes_out=%d",
+	return fmt.Sprintf("pools=%d members=%d connections=%d waiting=%d recovering=%d events=%d joins=%d leaves=%d deaths=%d rejoins=%d accepted=%d refused=%d bytes_in=%d bytes_out=%d",
 		st.Pools, st.Members, st.Connections, st.Waiting, st.Recovering, st.Events, st.Joins, st.Leaves, st.Deaths,
-		st.Rejoins, st.Accepted, st.BytesIn, st.BytesOut)
+		st.Rejoins, st.Accepted, st.Refused, st.BytesIn, st.BytesOut)
 }
 
 // Stats returns a snapshot of the server's statistics.
@@ -49,6 +50,7 @@ func (s *Server) Stats() Stats {
 	st.Deaths = s.deaths.Load()
 	st.Rejoins = s.rejoins.Load()
 	st.Accepted = s.accepted.Load()
+	st.Refused = s.refused.Load()
 	st.BytesIn = s.bytesIn.Load()
 	st.BytesOut = s.bytesOut.Load()
 	return st

@@ -1,17 +1,29 @@
 package registry
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/ibisgo/ibis/internal/poolauth"
+)
 
 // ProtocolVersion is the version of the wire protocol spoken by this
 // package. A join request carries it; the server refuses a client that
 // speaks a version outside [MinProtocolVersion, ProtocolVersion] with an
 // error wrapping ErrVersion. Version 2 added rejoining a restarted server
-// (see "Registry restarts" in the package doc).
-const ProtocolVersion = 2
+// (see "Registry restarts" in the package doc); version 3 begins every
+// connection with the pool check, after TLS if configured (see "Trust").
+const ProtocolVersion = 3
 
-// MinProtocolVersion is the oldest protocol version a server still serves:
-// a version-1 client joins and works as before, it only never rejoins.
-const MinProtocolVersion = 1
+// MinProtocolVersion is the oldest protocol version a server still serves.
+// Clients of versions 1 and 2 do not begin with the pool check, so they
+// cannot be served: the server closes their connections and logs them as
+// clients of an older version, and a client of this version that meets an
+// older server fails with an error wrapping ErrVersion.
+const MinProtocolVersion = 3
+
+// MaxPoolName bounds pool names: 1 KiB, the most the pool check carries.
+// Join refuses a longer name with ErrInvalid.
+const MaxPoolName = poolauth.MaxPoolName
 
 // MaxStringLength bounds every string on the wire (pool names, addresses,
 // tags, election, signal, sequence and port names): 64 KiB. Longer

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/ibisgo/ibis/internal/tlsconf"
+
 	"bytes"
 	"context"
 	"fmt"
@@ -299,8 +301,9 @@ func TestIterateSameBits(t *testing.T) {
 }
 
 // TestPoolSecretFromEnvironment: a pool whose processes get its secret in a file named by
-// IBIS_POOL_SECRET_FILE (as on a cluster) forms and computes: -np's registry and every
-// data connection check it; a secret file that cannot be read is a clear error.
+// IBIS_POOL_SECRET_FILE, and then its certificates in IBIS_TLS_* (as on a cluster), forms
+// and computes: -np's registry and every data connection check them; a secret file that
+// cannot be read is a clear error.
 func TestPoolSecretFromEnvironment(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "secret")
 	if err := os.WriteFile(path, []byte("s3cret\n"), 0o600); err != nil {
@@ -315,6 +318,15 @@ func TestPoolSecretFromEnvironment(t *testing.T) {
 		if r := parseResult(t, stdout); r["iters"] != k || r["change"] != c || r["checksum"] != sum {
 			t.Errorf("%s: %v, want %s %s %s", impl, r, k, c, sum)
 		}
+	}
+	// And with TLS too (tcp: nio refuses TLS).
+	files, err := tlsconf.Generate(t.TempDir(), time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"IBIS_POOL_SECRET_FILE=" + path, "IBIS_TLS_CERT=" + files.Cert, "IBIS_TLS_KEY=" + files.Key, "IBIS_TLS_CA=" + files.CA}
+	if stdout, stderr, code := sorEnv(t, env, "-np", "2", "-n", "30", "-iters", "10", "-impl", "tcp", "-q"); code != 0 {
+		t.Fatalf("secret and TLS: exit %d\n%s%s", code, stdout, stderr)
 	}
 	_, stderr, code := sorEnv(t, []string{"IBIS_POOL_SECRET_FILE=" + path + ".missing"}, "-np", "2", "-n", "10", "-iters", "1", "-q")
 	if code == 0 || !strings.Contains(stderr, "secret") {

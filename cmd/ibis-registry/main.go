@@ -8,9 +8,26 @@
 //	              [-max-frame bytes] [-max-waiting n] [-max-member-bytes bytes]
 //	              [-max-pool-names n] [-max-pool-bytes bytes] [-max-unjoined n]
 //	              [-recovery-grace 10s] [-recovery-window 3s]
+//	              [-max-pools-per-source 64] [-max-members-per-source 1024]
+//	              [-secret-file FILE] [-pool-secrets FILE]
+//	              [-tls-cert FILE -tls-key FILE -tls-ca FILE]
 //
 // The -max flags set the server's resource limits (see the Limits section
 // of package registry); their defaults suit real runs.
+//
+// Without a pool secret and TLS the server is open: anyone who can reach
+// its port can join any pool. -secret-file (or $IBIS_POOL_SECRET_FILE, or
+// $IBIS_POOL_SECRET) gives every pool a secret, which each client must
+// prove it knows, by a mutual challenge-response, before the server reads
+// anything else from it; there is no flag for the secret itself, since
+// every user of the machine can read a command line. -pool-secrets FILE
+// gives pools secrets of their own, a line "pool secret" each (# starts a
+// comment); with it and no secret for every pool, only the listed pools
+// are served. The secret files must not be readable by every user.
+// -tls-cert, -tls-key and -tls-ca (or $IBIS_TLS_CERT, $IBIS_TLS_KEY,
+// $IBIS_TLS_CA) make every connection TLS 1.3, with client certificates
+// of that CA required. Each refusal is logged with the client's address.
+// See docs/SECURITY.md and the Trust section of package registry.
 //
 // The server may be restarted on the same address after it died (even
 // killed with SIGKILL): the members of its pools rejoin it with their

@@ -175,6 +175,13 @@ func TestFlagsAndEnvironment(t *testing.T) {
 	if err != nil || cfg.maxPoolNames != 7 || cfg.maxUnjoined != 3 {
 		t.Fatalf("limit flags: %+v, %v", cfg, err)
 	}
+	if cfg.maxPoolsPerSource != registry.DefaultMaxPoolsPerSource || cfg.maxMembersPerSource != registry.DefaultMaxMembersPerSource {
+		t.Fatalf("default limits per source: %+v", cfg)
+	}
+	cfg, err = parseFlags([]string{"-max-pools-per-source", "0", "-max-members-per-source", "9"}, noEnv, io.Discard)
+	if err != nil || cfg.maxPoolsPerSource != 0 || cfg.maxMembersPerSource != 9 {
+		t.Fatalf("limits per source: %+v, %v", cfg, err)
+	}
 	if _, err := parseFlags(nil, env("http"), io.Discard); err == nil || !strings.Contains(err.Error(), portEnv) {
 		t.Fatalf("bad %s: %v", portEnv, err)
 	}
@@ -190,6 +197,8 @@ func TestFlagsAndEnvironment(t *testing.T) {
 		{"-max-unjoined", "0"},
 		{"-recovery-grace", "0s"},
 		{"-recovery-window", "-1s"},
+		{"-max-pools-per-source", "-1"},
+		{"-max-members-per-source", "-1"},
 		{"extra"},
 	} {
 		if _, err := parseFlags(args, noEnv, io.Discard); err == nil {

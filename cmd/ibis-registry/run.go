@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
+	"github.com/ibisgo/ibis/internal/tlsconf"
 	"github.com/ibisgo/ibis/registry"
 )
 
@@ -48,6 +49,15 @@ type config struct {
 
 	recoveryGrace  time.Duration
 	recoveryWindow time.Duration
+
+	maxPoolsPerSource   int
+	maxMembersPerSource int
+
+	// Trust (trust.go): the flags as given; the environment fills in what
+	// they leave empty when the server starts.
+	secretFile  string
+	poolSecrets string
+	tls         tlsconf.Files
 }
 
 // minNameBytes is the smallest accepted name budget (-max-member-bytes,
@@ -90,6 +100,18 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 		"after a restart, how long a pool rebuilt by its returning members waits (since one last came back) for the missing ones, which are then declared dead")
 	fs.DurationVar(&cfg.recoveryWindow, "recovery-window", defaultRecoveryWindow,
 		"after a start, how long new members of unknown pools wait, so that the members of pools from before a restart come back first (0 = no wait)")
+	fs.IntVar(&cfg.maxPoolsPerSource, "max-pools-per-source", registry.DefaultMaxPoolsPerSource,
+		"most pools the members from one IP address may be in at once (0 = no limit)")
+	fs.IntVar(&cfg.maxMembersPerSource, "max-members-per-source", registry.DefaultMaxMembersPerSource,
+		"most members from one IP address, over all pools (0 = no limit)")
+	fs.StringVar(&cfg.secretFile, "secret-file", "",
+		"a `FILE` holding the secret of every pool (default from $"+envSecretFile+" or $"+envSecret+"; never on the command line: see below)")
+	fs.StringVar(&cfg.poolSecrets, "pool-secrets", "",
+		"a `FILE` of pools with secrets of their own, a line \"pool secret\" each (see below)")
+	fs.StringVar(&cfg.tls.Cert, "tls-cert", "", "TLS: this server's certificate, a PEM `FILE` (default from $"+envTLSCert+")")
+	fs.StringVar(&cfg.tls.Key, "tls-key", "", "TLS: its private key, a PEM `FILE` (default from $"+envTLSKey+")")
+	fs.StringVar(&cfg.tls.CA, "tls-ca", "", "TLS: the pool's CA certificate, a PEM `FILE`: clients must present a certificate it signed (default from $"+envTLSCA+")")
+	fs.Usage = func() { usage(fs, stderr) }
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return config{}, err
@@ -121,6 +143,10 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 		return config{}, fmt.Errorf("-recovery-grace %v must be positive", cfg.recoveryGrace)
 	case cfg.recoveryWindow < 0:
 		return config{}, fmt.Errorf("-recovery-window %v must not be negative", cfg.recoveryWindow)
+	case cfg.maxPoolsPerSource < 0:
+		return config{}, fmt.Errorf("-max-pools-per-source %d must not be negative (0 = no limit)", cfg.maxPoolsPerSource)
+	case cfg.maxMembersPerSource < 0:
+		return config{}, fmt.Errorf("-max-members-per-source %d must not be negative (0 = no limit)", cfg.maxMembersPerSource)
 	}
 	return cfg, nil
 }
@@ -156,6 +182,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
+	trust, err := loadTrust(cfg, getenv)
+	if err != nil {
+		return err
+	}
 	log := newLogger(cfg.verbose, stderr)
 	defer func() { _ = log.Sync() }()
 	out := &lockedWriter{w: stdout}
@@ -172,7 +202,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		registry.WithRestartable(true),
 		registry.WithRecoveryGrace(cfg.recoveryGrace),
 		registry.WithRecoveryWindow(cfg.recoveryWindow),
+		registry.WithMaxPoolsPerSource(cfg.maxPoolsPerSource),
+		registry.WithMaxMembersPerSource(cfg.maxMembersPerSource),
 	}
+	opts = append(opts, trust.options...)
 	if cfg.events {
 		opts = append(opts, registry.WithEventLog(out))
 	}
@@ -181,6 +214,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", addr, err)
 	}
+	log.Info("trust", zap.String("config", trust.summary))
 	srv := registry.NewServer(opts...)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()

@@ -14,6 +14,21 @@
 //	IBIS_RANK       the launch index 0..N-1 (mpj takes it as the process's rank)
 //	IBIS_IMPL       the implementation, when -impl is given
 //	IBIS_HEARTBEAT  the heartbeat interval, when -heartbeat is given
+//	IBIS_POOL_SECRET_FILE  with -secret: a file holding a fresh random pool secret
+//	IBIS_TLS_CERT, IBIS_TLS_KEY, IBIS_TLS_CA  with -tls: a throw-away certificate, its key
+//	                and the CA that signed it
+//
+// -secret and -tls close and encrypt a local pool with one command: ibis-run makes a private
+// directory (mode 0700) in the temporary directory, writes a random 256-bit secret to a file
+// there (mode 0600) and/or a throw-away CA and one certificate for 127.0.0.1 signed by it (the
+// key mode 0600), configures the embedded registry with them, gives the processes the file
+// names (never the secret itself, which would show in process listings; an inherited
+// IBIS_POOL_SECRET is left out), and removes the directory when the pool has ended. The
+// processes need an Ibis that reads these variables (package ipl does). Both need the
+// embedded registry; for an external one, give the pool's secret and certificates in the
+// environment. Without -secret or -tls, an embedded registry takes the secret and TLS files
+// from ibis-run's own IBIS_POOL_SECRET(_FILE) and IBIS_TLS_* when they are set, since the
+// processes inherit them.
 //
 // Every line a process writes is copied to ibis-run's stdout or stderr with the launch index
 // in front ("[2] ..."), a whole line at a time; a last line without a newline gets one, and a

@@ -18,8 +18,10 @@ type poolEnv struct {
 	registry  string
 	pool      string
 	size      int
-	impl      string // "" leaves an inherited IBIS_IMPL alone
-	heartbeat string // "" leaves an inherited IBIS_HEARTBEAT alone
+	impl      string            // "" leaves an inherited IBIS_IMPL alone
+	heartbeat string            // "" leaves an inherited IBIS_HEARTBEAT alone
+	extra     map[string]string // further variables to set (-secret, -tls)
+	drop      []string          // inherited variables to leave out
 }
 
 // childEnv returns the environment function for launch.WithEnv: base (ibis-run's own
@@ -37,10 +39,13 @@ func childEnv(base []string, p poolEnv) func(index int) []string {
 	if p.heartbeat != "" {
 		set[ipl.EnvHeartbeat] = p.heartbeat
 	}
+	for k, v := range p.extra {
+		set[k] = v
+	}
 	common := make([]string, 0, len(base)+len(set)+1)
 	for _, kv := range base {
 		key, _, _ := strings.Cut(kv, "=")
-		if _, ours := set[key]; ours || key == envRank {
+		if _, ours := set[key]; ours || key == envRank || slices.Contains(p.drop, key) {
 			continue
 		}
 		common = append(common, kv)

@@ -31,6 +31,8 @@ type settings struct {
 	timeout   time.Duration
 	grace     time.Duration
 	verbose   bool
+	secret    bool
+	tls       bool
 	program   string
 	args      []string
 }
@@ -57,6 +59,10 @@ func parseArgs(args []string, w io.Writer) (settings, error) {
 	fs.DurationVar(&s.timeout, "timeout", 0, "stop everything after this long and exit with status 124 (0: no limit)")
 	fs.DurationVar(&s.grace, "grace", launch.DefaultGrace, "time between SIGTERM and SIGKILL when stopping processes")
 	fs.BoolVar(&s.verbose, "v", false, "log what ibis-run does to stderr")
+	fs.BoolVar(&s.secret, "secret", false,
+		"close the pool with a fresh random secret, in a private file named by IBIS_POOL_SECRET_FILE (needs the embedded registry)")
+	fs.BoolVar(&s.tls, "tls", false,
+		"encrypt the pool with TLS: a throw-away CA and certificate, named by IBIS_TLS_CERT/KEY/CA (needs the embedded registry)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			printUsage(fs, w)
@@ -101,6 +107,15 @@ func (s *settings) check() error {
 		if err := checkAddr(s.registry); err != nil {
 			return fmt.Errorf("-registry %q: %w", s.registry, err)
 		}
+		// The external registry knows neither a secret made up here nor a CA made up here.
+		if s.secret {
+			return errors.New("-secret makes up a secret that an external -registry does not know; " +
+				"give the pool's secret in IBIS_POOL_SECRET_FILE instead")
+		}
+		if s.tls {
+			return errors.New("-tls makes up a CA that an external -registry does not trust; " +
+				"give the pool's certificates in IBIS_TLS_CERT, IBIS_TLS_KEY and IBIS_TLS_CA instead")
+		}
 	}
 	return nil
 }
@@ -115,8 +130,8 @@ func checkName(flagName, v string) error {
 		return fmt.Errorf("%s %q: leading or trailing white space", flagName, v)
 	case strings.ContainsRune(v, 0):
 		return fmt.Errorf("%s %q: contains a NUL byte", flagName, v)
-	case len(v) > registry.MaxStringLength:
-		return fmt.Errorf("%s: %d bytes, at most %d", flagName, len(v), registry.MaxStringLength)
+	case len(v) > registry.MaxPoolName:
+		return fmt.Errorf("%s: %d bytes, at most %d", flagName, len(v), registry.MaxPoolName)
 	}
 	return nil
 }

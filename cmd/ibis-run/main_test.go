@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
 	"strconv"
 	"syscall"
 	"testing"
@@ -13,6 +14,8 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/ibisgo/ibis/internal/poolauth"
+	"github.com/ibisgo/ibis/internal/tlsconf"
 	"github.com/ibisgo/ibis/registry"
 )
 
@@ -23,6 +26,9 @@ const (
 	envCode   = "IBIS_RUN_TEST_CODE"
 	envFailer = "IBIS_RUN_TEST_FAILER"
 	envAddr   = "IBIS_RUN_TEST_ADDR"
+	// envJoin makes the "trust" child join the pool after its checks: "yes" with the
+	// secret and certificate it was given, "bare" without them.
+	envJoin = "IBIS_RUN_TEST_JOIN"
 )
 
 func TestMain(m *testing.M) {
@@ -56,6 +62,8 @@ func childMain(mode string) int {
 		return 0
 	case "join":
 		return joinChild()
+	case "trust":
+		return trustChild()
 	case "exit":
 		code, _ := strconv.Atoi(os.Getenv(envCode))
 		return code
@@ -76,7 +84,10 @@ func childMain(mode string) int {
 
 // joinChild joins the pool named by the environment at the registry named by it, waits until
 // every process has joined, and reports what it saw.
-func joinChild() int {
+func joinChild() int { return joinPool() }
+
+// joinPool is joinChild with options for Join.
+func joinPool(opts ...registry.Option) int {
 	size, err := strconv.Atoi(os.Getenv("IBIS_POOL_SIZE"))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "IBIS_POOL_SIZE:", err)
@@ -84,7 +95,7 @@ func joinChild() int {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	c, err := registry.Join(ctx, os.Getenv("IBIS_REGISTRY"), os.Getenv("IBIS_POOL"), registry.WithPoolSize(size))
+	c, err := registry.Join(ctx, os.Getenv("IBIS_REGISTRY"), os.Getenv("IBIS_POOL"), append(opts, registry.WithPoolSize(size))...)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "join:", err)
 		return 91
@@ -122,4 +133,70 @@ func failAfterGoAhead() int {
 	}
 	code, _ := strconv.Atoi(os.Getenv(envCode))
 	return code
+}
+
+// trustChild prints what a process got for the pool secret and TLS, and checks the files:
+// they exist, the secret file and the key are readable by their owner only, and so is the
+// directory they are in. With IBIS_RUN_TEST_JOIN set it then joins the pool with them
+// (through the registry package, not ipl), as joinChild does.
+func trustChild() int {
+	fail := func(code int, format string, args ...any) int {
+		fmt.Fprintf(os.Stderr, format+"\n", args...)
+		return code
+	}
+	_, inherited := os.LookupEnv("IBIS_POOL_SECRET")
+	fmt.Printf("IBIS_POOL_SECRET set %v\n", inherited)
+	dirs := map[string]bool{}
+	for _, k := range []string{"IBIS_POOL_SECRET_FILE", "IBIS_TLS_CERT", "IBIS_TLS_KEY", "IBIS_TLS_CA"} {
+		path := os.Getenv(k)
+		if path == "" {
+			fmt.Printf("%s unset\n", k)
+			continue
+		}
+		st, err := os.Stat(path)
+		if err != nil {
+			return fail(80, "%s: %v", k, err)
+		}
+		mode := st.Mode().Perm()
+		if (k == "IBIS_POOL_SECRET_FILE" || k == "IBIS_TLS_KEY") && mode != 0o600 {
+			return fail(81, "%s %s has mode %v, want 0600", k, path, mode)
+		}
+		dirs[filepath.Dir(path)] = true
+		fmt.Printf("%s %s\n", k, filepath.Base(path))
+	}
+	for dir := range dirs {
+		st, err := os.Stat(dir)
+		if err != nil {
+			return fail(82, "%v", err)
+		}
+		if st.Mode().Perm()&0o077 != 0 {
+			return fail(83, "directory %s has mode %v, want it private", dir, st.Mode().Perm())
+		}
+		fmt.Printf("dir %s\n", dir)
+	}
+	if len(dirs) > 1 {
+		return fail(84, "the files are in %d directories", len(dirs))
+	}
+	if os.Getenv(envJoin) == "" {
+		return 0
+	}
+	var opts []registry.Option
+	secret, err := poolauth.Load(os.Getenv("IBIS_POOL_SECRET"), os.Getenv("IBIS_POOL_SECRET_FILE"))
+	if err != nil {
+		return fail(85, "%v", err)
+	}
+	if secret.IsSet() {
+		opts = append(opts, registry.WithPoolSecret(secret.Bytes()))
+	}
+	if files := (tlsconf.Files{Cert: os.Getenv("IBIS_TLS_CERT"), Key: os.Getenv("IBIS_TLS_KEY"), CA: os.Getenv("IBIS_TLS_CA")}); files.IsSet() {
+		cfg, err := files.Client()
+		if err != nil {
+			return fail(86, "%v", err)
+		}
+		opts = append(opts, registry.WithTLS(cfg))
+	}
+	if os.Getenv(envJoin) == "bare" {
+		opts = nil // as a stranger without the secret and the certificate would
+	}
+	return joinPool(opts...)
 }

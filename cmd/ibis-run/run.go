@@ -47,10 +47,26 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	defer func() { _ = log.Sync() }() // nothing to do about a failed flush of stderr
 
+	trust, err := setupTrust(s, os.Getenv)
+	if err != nil {
+		fmt.Fprintf(errOut, "ibis-run: %v\n", err)
+		return exitFailure
+	}
+	if trust.dir != "" {
+		defer func() {
+			if err := os.RemoveAll(trust.dir); err != nil {
+				fmt.Fprintf(errOut, "ibis-run: removing %s: %v\n", trust.dir, err)
+			}
+		}()
+	}
+
 	regAddr := s.registry
 	var srv *registry.Server
 	if regAddr == "" {
-		opts := []registry.ServerOption{registry.WithServerLogger(log.Named("registry"))}
+		// Every process of the pool joins from this machine: let them all in.
+		opts := []registry.ServerOption{registry.WithServerLogger(log.Named("registry")),
+			registry.WithMaxMembersPerSource(max(s.np, registry.DefaultMaxMembersPerSource))}
+		opts = append(opts, trust.options...)
 		if s.heartbeat > 0 {
 			opts = append(opts, registry.WithHeartbeatInterval(s.heartbeat))
 		}
@@ -61,7 +77,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		regAddr = srv.Addr()
 	}
-	code := runPool(ctx, s, regAddr, stdout, errOut, log)
+	code := runPool(ctx, s, regAddr, trust, stdout, errOut, log)
 	if srv != nil {
 		if err := srv.Close(); err != nil {
 			fmt.Fprintf(errOut, "ibis-run: closing the embedded registry: %v\n", err)
@@ -71,8 +87,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 }
 
 // runPool starts the processes, supervises them until they end and returns the exit status.
-func runPool(ctx context.Context, s settings, regAddr string, stdout io.Writer, errOut *launch.LockedWriter, log *zap.Logger) int {
-	pe := poolEnv{registry: regAddr, pool: s.pool, size: s.np, impl: s.impl}
+func runPool(ctx context.Context, s settings, regAddr string, trust poolTrust, stdout io.Writer, errOut *launch.LockedWriter, log *zap.Logger) int {
+	pe := poolEnv{registry: regAddr, pool: s.pool, size: s.np, impl: s.impl, extra: trust.set, drop: trust.drop}
 	if pe.pool == "" {
 		pe.pool = randomPoolName()
 	}
@@ -80,7 +96,8 @@ func runPool(ctx context.Context, s settings, regAddr string, stdout io.Writer, 
 		pe.heartbeat = s.heartbeat.String()
 	}
 	log.Info("starting pool", zap.String("program", s.program), zap.Strings("args", s.args),
-		zap.Int("np", s.np), zap.String("registry", regAddr), zap.String("pool", pe.pool))
+		zap.Int("np", s.np), zap.String("registry", regAddr), zap.String("pool", pe.pool),
+		zap.Bool("secret", s.secret), zap.Bool("tls", s.tls))
 
 	if err := ctx.Err(); err != nil {
 		fmt.Fprintf(errOut, "ibis-run: %v before start\n", context.Cause(ctx))

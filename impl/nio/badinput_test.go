@@ -190,3 +190,5 @@ func TestPoolSecret(t *testing.T) {
 		t.Run(f, func(t *testing.T) { impltest.PoolSecret(t, Name, map[string]string{PropertyReceive: f}) })
 	}
 }
+
+func TestTLSRefused(t *testing.T) { impltest.NoTLS(t, Name) }

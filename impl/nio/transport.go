@@ -99,9 +99,11 @@ func (t *transport) serve(c net.Conn) {
 	_ = c.SetDeadline(time.Now().Add(sockets.HandshakeTimeout))
 	// The handshake is read from the socket itself, not through a buffer: nothing
 	// beyond it may be consumed before the event loop takes the socket over.
-	if t.acc.Authenticate(c, c.RemoteAddr()) != nil { // logged there
+	opened, err := t.acc.Authenticate(c) // TLS and the pool check; refusals are logged there
+	if err != nil {
 		return
 	}
+	c = opened
 	req, err := core.ReadRequest(c)
 	if err != nil {
 		t.log.Warn("dropping incoming connection", zap.Stringer("remote", c.RemoteAddr()), zap.Error(err))

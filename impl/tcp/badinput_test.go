@@ -41,3 +41,5 @@ func TestStalledSendersAreCut(t *testing.T) { impltest.StalledSenders(t, Name, n
 func TestStrangersRefused(t *testing.T) { impltest.Strangers(t, Name, nil) }
 
 func TestPoolSecret(t *testing.T) { impltest.PoolSecret(t, Name, nil) }
+
+func TestTLS(t *testing.T) { impltest.TLS(t, Name, nil) }

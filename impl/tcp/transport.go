@@ -42,9 +42,11 @@ func (t *transport) serve(c net.Conn) {
 	defer c.Close()
 	sockets.SetNoDelay(c)
 	_ = c.SetDeadline(time.Now().Add(sockets.HandshakeTimeout))
-	if t.acc.Authenticate(c, c.RemoteAddr()) != nil { // logged there
+	opened, err := t.acc.Authenticate(c) // TLS and the pool check; refusals are logged there
+	if err != nil {
 		return
 	}
+	c = opened
 	br := bufio.NewReaderSize(c, sockets.ReadBufferSize)
 	req, err := core.ReadRequest(br)
 	if err != nil {

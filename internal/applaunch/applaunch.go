@@ -6,6 +6,7 @@ package applaunch
 
 import (
 	"github.com/ibisgo/ibis/internal/poolauth"
+	"github.com/ibisgo/ibis/internal/tlsconf"
 
 	"context"
 	"crypto/rand"
@@ -52,9 +53,19 @@ func Local(ctx context.Context, name string, np int, args []string, stdout, stde
 		fmt.Fprintf(stderr, "%s: the pool secret: %v\n", name, err)
 		return exitFailure
 	}
-	var sopts []registry.ServerOption
+	// Every process joins from this machine: let them all in.
+	sopts := []registry.ServerOption{registry.WithMaxMembersPerSource(max(np, registry.DefaultMaxMembersPerSource))}
 	if secret.IsSet() {
 		sopts = append(sopts, registry.WithServerSecret(secret.Bytes()))
+	}
+	// So is TLS (IBIS_TLS_CERT, _KEY, _CA): the processes speak it to the registry too.
+	if files := (tlsconf.Files{Cert: os.Getenv(ipl.EnvTLSCert), Key: os.Getenv(ipl.EnvTLSKey), CA: os.Getenv(ipl.EnvTLSCA)}); files.IsSet() {
+		cfg, err := files.Server()
+		if err != nil {
+			fmt.Fprintf(stderr, "%s: TLS: %v\n", name, err)
+			return exitFailure
+		}
+		sopts = append(sopts, registry.WithServerTLS(cfg))
 	}
 	srv, err := registry.StartEmbedded("127.0.0.1:0", sopts...)
 	if err != nil {

@@ -1,12 +1,14 @@
 package core
 
 import (
+	"crypto/tls"
+	"github.com/ibisgo/ibis/internal/tlsconf"
+
 	"github.com/ibisgo/ibis/internal/poolauth"
 
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"strconv"
 	"sync"
@@ -28,6 +30,8 @@ type Instance struct {
 	tr   Transport
 	// secret is the pool's (none: an open pool), for the pool check of every connection.
 	secret poolauth.Secret
+	// tlsServer and tlsClient, when the pool uses TLS, open every connection.
+	tlsServer, tlsClient *tls.Config
 
 	reg      *registry.Client
 	embedded *registry.Server
@@ -76,6 +80,17 @@ func Open(ctx context.Context, cfg *ipl.Config, impl string, tr Transport) (*Ins
 		return nil, fmt.Errorf("%w: the pool secret: %w", ipl.ErrInvalidArgument, err)
 	}
 	in.secret = secret
+	if files := (tlsconf.Files{Cert: cfg.TLSCert, Key: cfg.TLSKey, CA: cfg.TLSCA}); files.IsSet() {
+		if !tlsCapable[impl] {
+			return nil, fmt.Errorf("%w: %s cannot speak TLS (its event loop reads the sockets itself); use -impl tcp for TLS", ipl.ErrUnsupported, impl)
+		}
+		if in.tlsServer, err = files.Server(); err == nil {
+			in.tlsClient, err = files.Client()
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ipl.ErrInvalidArgument, err)
+		}
+	}
 	addr, err := tr.Start(in)
 	if err != nil {
 		return nil, fmt.Errorf("starting transport: %w", err)
@@ -89,6 +104,9 @@ func Open(ctx context.Context, cfg *ipl.Config, impl string, tr Transport) (*Ins
 		}
 		if in.secret.IsSet() {
 			sopts = append(sopts, registry.WithServerSecret(in.secret.Bytes()))
+		}
+		if in.tlsServer != nil {
+			sopts = append(sopts, registry.WithServerTLS(in.tlsServer))
 		}
 		srv, err := registry.StartEmbedded(net.JoinHostPort(cfg.ListenHost, "0"), sopts...)
 		if err != nil {
@@ -112,6 +130,9 @@ func Open(ctx context.Context, cfg *ipl.Config, impl string, tr Transport) (*Ins
 	}
 	if in.secret.IsSet() {
 		ropts = append(ropts, registry.WithPoolSecret(in.secret.Bytes()))
+	}
+	if in.tlsClient != nil {
+		ropts = append(ropts, registry.WithTLS(in.tlsClient))
 	}
 	client, err := registry.Join(ctx, regAddr, cfg.Pool, ropts...)
 	if err != nil {
@@ -140,22 +161,48 @@ func Open(ctx context.Context, cfg *ipl.Config, impl string, tr Transport) (*Ins
 	return in, nil
 }
 
-// Authenticate is the accepting side of the pool check (Acceptor): a peer must prove it
-// knows the pool's secret, when the pool has one; from another pool it may come only when
-// this pool has none (Accept then denies it, as it always has).
-func (in *Instance) Authenticate(conn io.ReadWriter, remote net.Addr) error {
+// tlsCapable names the implementations whose data connections can speak TLS: those that
+// read their sockets through Go's net.Conn (nio hands its sockets to gnet's event loop,
+// which reads the raw file descriptor; mp has no sockets).
+var tlsCapable = map[string]bool{"tcp": true}
+
+// Authenticate opens an incoming connection (Acceptor): TLS first when the pool uses it,
+// then the pool check. A peer must prove it knows the pool's secret, when the pool has
+// one; from another pool it may come only when this pool has none (Accept then denies
+// it, as it always has). Refusals are logged with the peer's address.
+func (in *Instance) Authenticate(conn net.Conn) (net.Conn, error) {
+	if in.tlsServer != nil {
+		tc := tls.Server(conn, in.tlsServer)
+		if err := tc.Handshake(); err != nil {
+			in.log.Warn("refused a connection: TLS handshake failed", zap.Stringer("remote", conn.RemoteAddr()), zap.Error(err))
+			return nil, fmt.Errorf("%w: TLS: %w", ipl.ErrUnauthenticated, err)
+		}
+		conn = tc
+	}
 	_, err := poolauth.Accept(conn, func(pool string) (poolauth.Secret, bool) {
 		return in.secret, !in.secret.IsSet() || pool == in.cfg.Pool
 	})
 	if err != nil {
-		in.log.Warn("refused a connection: pool check failed", zap.Stringer("remote", remote), zap.Error(err))
+		in.log.Warn("refused a connection: pool check failed", zap.Stringer("remote", conn.RemoteAddr()), zap.Error(err))
+		return nil, err
 	}
-	return err
+	return conn, nil
 }
 
-// Introduce is the dialling side of the pool check (Acceptor).
-func (in *Instance) Introduce(conn io.ReadWriter) error {
-	return poolauth.Dial(conn, in.cfg.Pool, in.secret)
+// Introduce opens an outgoing connection (Acceptor): TLS when the pool uses it, then the
+// dialling side of the pool check.
+func (in *Instance) Introduce(conn net.Conn) (net.Conn, error) {
+	if in.tlsClient != nil {
+		tc := tls.Client(conn, in.tlsClient)
+		if err := tc.Handshake(); err != nil {
+			return nil, fmt.Errorf("%w: TLS with %s: %w", ipl.ErrUnauthenticated, conn.RemoteAddr(), err)
+		}
+		conn = tc
+	}
+	if err := poolauth.Dial(conn, in.cfg.Pool, in.secret); err != nil {
+		return nil, err
+	}
+	return conn, nil
 }
 
 // Identifier names this instance.

@@ -29,13 +29,15 @@ type Transport interface {
 type Acceptor interface {
 	// Accept checks a handshake request against the local ports and their rules.
 	Accept(req *Request, conn InConn) (*Reply, *Acceptance)
-	// Authenticate runs the accepting side of the pool check (internal/poolauth) on a
-	// new incoming connection, before its handshake request is read; on an error the
-	// transport closes the connection without reading more (the refusal is logged).
-	Authenticate(conn io.ReadWriter, remote net.Addr) error
-	// Introduce runs the dialling side of the pool check on a new outgoing connection,
-	// before the handshake request is written.
-	Introduce(conn io.ReadWriter) error
+	// Authenticate opens a new incoming connection before its handshake request is
+	// read: TLS, when the pool uses it, then the accepting side of the pool check
+	// (internal/poolauth). It returns the connection to read and write from then on
+	// (the TLS one, or conn itself); on an error the transport closes conn without
+	// reading more (the refusal is logged).
+	Authenticate(conn net.Conn) (net.Conn, error)
+	// Introduce is the dialling side of Authenticate, before the handshake request is
+	// written.
+	Introduce(conn net.Conn) (net.Conn, error)
 }
 
 // OutConn is the sending side of one connection from a send port to a receive port.

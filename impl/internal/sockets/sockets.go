@@ -7,7 +7,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"sync"
 	"time"
@@ -151,7 +150,7 @@ func (g *Group) AcceptLoop(ln net.Listener, log *zap.Logger, serve func(net.Conn
 // Dial connects to addr and runs the sending side of the handshake within ctx. On an
 // accepted reply it returns the socket, tracked in g; on a refusal it returns the reply
 // and no socket.
-func (g *Group) Dial(ctx context.Context, addr string, req *core.Request, introduce func(io.ReadWriter) error) (net.Conn, *core.Reply, error) {
+func (g *Group) Dial(ctx context.Context, addr string, req *core.Request, introduce func(net.Conn) (net.Conn, error)) (net.Conn, *core.Reply, error) {
 	var d net.Dialer
 	c, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
@@ -165,9 +164,19 @@ func (g *Group) Dial(ctx context.Context, addr string, req *core.Request, introd
 		return nil, nil, fmt.Errorf("%s: dialling %s: %w", g.name, addr, ipl.ErrClosed)
 	}
 	SetNoDelay(c)
-	stop := context.AfterFunc(ctx, func() { _ = c.SetDeadline(time.Now()) })
-	err = introduce(c) // the pool check comes before anything else
+	raw := c
+	stop := context.AfterFunc(ctx, func() { _ = raw.SetDeadline(time.Now()) })
+	c, err = introduce(raw) // TLS and the pool check come before anything else
 	var rep *core.Reply
+	switch {
+	case err != nil:
+		c = raw
+	case c != raw: // TLS: the group tracks the connection it will be used as
+		g.Untrack(raw)
+		if !g.Track(c) {
+			err = fmt.Errorf("%s: %w", g.name, ipl.ErrClosed)
+		}
+	}
 	if err == nil {
 		rep, err = handshake(c, req)
 	}
