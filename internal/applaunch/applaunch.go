@@ -1,6 +1,7 @@
 // Package applaunch starts a local pool for the applications' -np flag (apps/sor,
 // apps/barneshut): an embedded registry and np copies of the running executable with the
-// environment cmd/ibis-run gives its processes. cmd/ibis-run's own launcher is internal
+// environment cmd/ibis-run gives its processes (ServerOptions also configures the registry
+// of ibis-bench's own peers). cmd/ibis-run's own launcher is internal
 // to it and does more (output prefixes, flags); the applications need only this.
 package applaunch
 
@@ -46,26 +47,10 @@ const envRank = "IBIS_RANK"
 // cores, 1.9 s unbound against 1.4 s bound; docs/SOR.md). With more processes than CPUs
 // nothing is bound, as with mpirun --oversubscribe.
 func Local(ctx context.Context, name string, np int, args []string, stdout, stderr io.Writer, bind bool) int {
-	// A pool secret in the environment (IBIS_POOL_SECRET or _FILE) is the processes' too:
-	// the registry must know it, or they would refuse it (the check is mutual).
-	secret, err := poolauth.Load(os.Getenv(ipl.EnvPoolSecret), os.Getenv(ipl.EnvPoolSecretFile))
+	sopts, err := ServerOptions(np)
 	if err != nil {
-		fmt.Fprintf(stderr, "%s: the pool secret: %v\n", name, err)
+		fmt.Fprintf(stderr, "%s: %v\n", name, err)
 		return exitFailure
-	}
-	// Every process joins from this machine: let them all in.
-	sopts := []registry.ServerOption{registry.WithMaxMembersPerSource(max(np, registry.DefaultMaxMembersPerSource))}
-	if secret.IsSet() {
-		sopts = append(sopts, registry.WithServerSecret(secret.Bytes()))
-	}
-	// So is TLS (IBIS_TLS_CERT, _KEY, _CA): the processes speak it to the registry too.
-	if files := (tlsconf.Files{Cert: os.Getenv(ipl.EnvTLSCert), Key: os.Getenv(ipl.EnvTLSKey), CA: os.Getenv(ipl.EnvTLSCA)}); files.IsSet() {
-		cfg, err := files.Server()
-		if err != nil {
-			fmt.Fprintf(stderr, "%s: TLS: %v\n", name, err)
-			return exitFailure
-		}
-		sopts = append(sopts, registry.WithServerTLS(cfg))
 	}
 	srv, err := registry.StartEmbedded("127.0.0.1:0", sopts...)
 	if err != nil {
@@ -146,4 +131,27 @@ func childEnv(base []string, registryAddr, pool string, np int) []string {
 		env = append(env, kv)
 	}
 	return append(env, set...)
+}
+
+// ServerOptions configures the registry a launcher starts for np local processes that
+// inherit its environment: the pool secret (IBIS_POOL_SECRET or _FILE) and TLS
+// (IBIS_TLS_CERT, _KEY, _CA) of that environment, which the processes will require of it
+// (the checks are mutual), and room for np members from this one address.
+func ServerOptions(np int) ([]registry.ServerOption, error) {
+	sopts := []registry.ServerOption{registry.WithMaxMembersPerSource(max(np, registry.DefaultMaxMembersPerSource))}
+	secret, err := poolauth.Load(os.Getenv(ipl.EnvPoolSecret), os.Getenv(ipl.EnvPoolSecretFile))
+	if err != nil {
+		return nil, fmt.Errorf("the pool secret: %w", err)
+	}
+	if secret.IsSet() {
+		sopts = append(sopts, registry.WithServerSecret(secret.Bytes()))
+	}
+	if files := (tlsconf.Files{Cert: os.Getenv(ipl.EnvTLSCert), Key: os.Getenv(ipl.EnvTLSKey), CA: os.Getenv(ipl.EnvTLSCA)}); files.IsSet() {
+		cfg, err := files.Server()
+		if err != nil {
+			return nil, fmt.Errorf("TLS: %w", err)
+		}
+		sopts = append(sopts, registry.WithServerTLS(cfg))
+	}
+	return sopts, nil
 }

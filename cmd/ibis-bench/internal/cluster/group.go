@@ -1,6 +1,8 @@
 package cluster
 
 import (
+	"github.com/ibisgo/ibis/internal/applaunch"
+
 	"context"
 	"encoding/json"
 	"errors"
@@ -114,7 +116,12 @@ func Join(ctx context.Context, s Settings, spec Spec) (*Group, error) {
 	own := s.Registry == ""
 	size := s.Size
 	if own {
-		srv, err := registry.StartEmbedded("127.0.0.1:0")
+		sopts, err := applaunch.ServerOptions(spec.Members) // the environment's secret and TLS
+		if err != nil {
+			cancel(nil)
+			return nil, err
+		}
+		srv, err := registry.StartEmbedded("127.0.0.1:0", sopts...)
 		if err != nil {
 			cancel(nil)
 			return nil, fmt.Errorf("starting the embedded registry: %w", err)
