@@ -1,8 +1,6 @@
 package registry
 
 import (
-	"github.com/ibisgo/ibis/internal/poolauth"
-
 	"bufio"
 	"context"
 	"encoding/binary"
@@ -14,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/ibisgo/ibis/internal/poolauth"
 )
 
 // A server that accepts the connection (and even pings) but never answers

@@ -1,8 +1,6 @@
 package registry_test
 
 import (
-	"github.com/ibisgo/ibis/internal/poolauth"
-
 	"bufio"
 	"bytes"
 	"context"
@@ -17,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ibisgo/ibis/internal/poolauth"
 	"github.com/ibisgo/ibis/registry"
 )
 

@@ -1,8 +1,6 @@
 package registry
 
 import (
-	"github.com/ibisgo/ibis/internal/poolauth"
-
 	"bufio"
 	"context"
 	"errors"
@@ -16,6 +14,8 @@ import (
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
+
+	"github.com/ibisgo/ibis/internal/poolauth"
 )
 
 const internalTimeout = 30 * time.Second

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"github.com/ibisgo/ibis/internal/tlsconf"
-
 	"bytes"
 	"context"
 	"fmt"
@@ -15,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ibisgo/ibis/internal/tlsconf"
 )
 
 // envAsMain makes the test binary run sor's main: the tests start real processes of this

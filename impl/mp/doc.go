@@ -33,8 +33,9 @@
 //
 // # Trust
 //
-// A pool secret (ipl.WithPoolSecret, IBIS_POOL_SECRET) still guards the registry, when
-// the pool uses one, but not the connections over MPI: there is no socket to check, and
+// A pool secret (ipl.WithPoolSecret, IBIS_POOL_SECRET) and TLS (ipl.WithTLS, IBIS_TLS_*)
+// still guard the registry, when the pool uses one, but not the connections over MPI:
+// there is no socket to check or encrypt, and
 // the MPI job is its own trust domain (every rank was started by the same mpirun or srun,
 // whose transport the site secures or not). Run mp only where that is acceptable;
 // docs/SECURITY.md.

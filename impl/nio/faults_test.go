@@ -1,8 +1,6 @@
 package nio
 
 import (
-	"github.com/ibisgo/ibis/internal/poolauth"
-
 	"context"
 	"encoding/binary"
 	"errors"
@@ -11,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ibisgo/ibis/impl/internal/core"
+	"github.com/ibisgo/ibis/internal/poolauth"
 	"github.com/ibisgo/ibis/ipl"
 )
 

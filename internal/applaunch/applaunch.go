@@ -6,9 +6,6 @@
 package applaunch
 
 import (
-	"github.com/ibisgo/ibis/internal/poolauth"
-	"github.com/ibisgo/ibis/internal/tlsconf"
-
 	"context"
 	"crypto/rand"
 	"fmt"
@@ -20,6 +17,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ibisgo/ibis/internal/poolauth"
+	"github.com/ibisgo/ibis/internal/tlsconf"
 	"github.com/ibisgo/ibis/ipl"
 	"github.com/ibisgo/ibis/registry"
 )

@@ -1,12 +1,8 @@
 package core
 
 import (
-	"crypto/tls"
-	"github.com/ibisgo/ibis/internal/tlsconf"
-
-	"github.com/ibisgo/ibis/internal/poolauth"
-
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -17,6 +13,8 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/ibisgo/ibis/internal/poolauth"
+	"github.com/ibisgo/ibis/internal/tlsconf"
 	"github.com/ibisgo/ibis/ipl"
 	"github.com/ibisgo/ibis/registry"
 	"github.com/ibisgo/ibis/serialization"
@@ -81,7 +79,7 @@ func Open(ctx context.Context, cfg *ipl.Config, impl string, tr Transport) (*Ins
 	}
 	in.secret = secret
 	if files := (tlsconf.Files{Cert: cfg.TLSCert, Key: cfg.TLSKey, CA: cfg.TLSCA}); files.IsSet() {
-		if !tlsCapable[impl] {
+		if tlsIncapable[impl] {
 			return nil, fmt.Errorf("%w: %s cannot speak TLS (its event loop reads the sockets itself); use -impl tcp for TLS", ipl.ErrUnsupported, impl)
 		}
 		if in.tlsServer, err = files.Server(); err == nil {
@@ -161,10 +159,11 @@ func Open(ctx context.Context, cfg *ipl.Config, impl string, tr Transport) (*Ins
 	return in, nil
 }
 
-// tlsCapable names the implementations whose data connections can speak TLS: those that
-// read their sockets through Go's net.Conn (nio hands its sockets to gnet's event loop,
-// which reads the raw file descriptor; mp has no sockets).
-var tlsCapable = map[string]bool{"tcp": true}
+// tlsIncapable names the implementations whose data connections cannot speak TLS: nio
+// hands its sockets to gnet's event loop, which reads the raw file descriptors. (tcp reads
+// its sockets through Go's net.Conn; mp has no sockets, its data over MPI is exempt and only
+// its registry connection, if any, speaks TLS.)
+var tlsIncapable = map[string]bool{"nio": true}
 
 // Authenticate opens an incoming connection (Acceptor): TLS first when the pool uses it,
 // then the pool check. A peer must prove it knows the pool's secret, when the pool has

@@ -1,8 +1,6 @@
 package impltest
 
 import (
-	"github.com/ibisgo/ibis/internal/poolauth"
-
 	"context"
 	"errors"
 	"fmt"
@@ -11,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ibisgo/ibis/impl/internal/core"
+	"github.com/ibisgo/ibis/internal/poolauth"
 	"github.com/ibisgo/ibis/ipl"
 )
 

@@ -1,8 +1,6 @@
 package cluster
 
 import (
-	"github.com/ibisgo/ibis/internal/applaunch"
-
 	"context"
 	"encoding/json"
 	"errors"
@@ -17,6 +15,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/ibisgo/ibis/internal/applaunch"
 	"github.com/ibisgo/ibis/ipl"
 	"github.com/ibisgo/ibis/registry"
 )
