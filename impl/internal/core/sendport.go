@@ -341,19 +341,26 @@ func (oc *outConn) closeClean() error {
 		err = d.Drain()
 	}
 	t.Stop()
-	if errors.Is(err, ipl.ErrConnectionLost) || errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET) {
+	if peerWentFirst(err) {
 		// The receiver went first (its port closed): there is nobody to say goodbye
 		// to, and every message was already accounted for by its Finish.
 		oc.sp.log.Debug("receiver gone before the goodbye", zap.Stringer("to", oc.to), zap.Error(err))
 		err = nil
 	}
-	if cerr := oc.c.Close(); err == nil && cerr != nil && !errors.Is(cerr, net.ErrClosed) {
+	// Closing may fail the same way: TLS says goodbye with an alert of its own, which
+	// finds the socket closed when the receiver has already read our Close and gone.
+	if cerr := oc.c.Close(); err == nil && cerr != nil && !errors.Is(cerr, net.ErrClosed) && !peerWentFirst(cerr) {
 		err = cerr
 	}
 	if err != nil {
 		return fmt.Errorf("closing connection to %s: %w", oc.to, err)
 	}
 	return nil
+}
+
+// peerWentFirst tells whether err only says that the receiving side closed before us.
+func peerWentFirst(err error) bool {
+	return errors.Is(err, ipl.ErrConnectionLost) || errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET)
 }
 
 // WritePacket is the serialization sink: it writes packets to every connection the
