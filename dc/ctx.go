@@ -1,0 +1,142 @@
+package dc
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/ibisgo/ibis/ipl"
+)
+
+// Ctx is a process's worker as a job sees it: the handle through which it spawns
+// children (Kind.Spawn) and waits for them (Sync). Each process has one worker, which
+// runs jobs one at a time; a Ctx must not be used from another goroutine, nor kept after
+// its job returns.
+type Ctx struct {
+	rt    *Runtime
+	dq    *deque
+	cur   *task
+	stats Stats
+	// failures counts steal attempts in a row that brought nothing.
+	failures int
+}
+
+// abortRun unwinds a job when the run has ended or failed under it (a panic the worker
+// recovers, never seen by the program).
+type abortRun struct{}
+
+func (c *Ctx) check() {
+	if c.rt.ending.Load() {
+		panic(abortRun{})
+	}
+}
+
+// Sync waits until every child the current job spawned has finished: it runs the ones
+// still in the local queue as plain calls, newest first, and while children run on
+// other processes it steals and runs other work.
+func (c *Ctx) Sync() {
+	c.check()
+	f := c.cur
+	for f.pending() {
+		if c.dq.bottom.Load() > f.base {
+			if t := c.dq.pop(); t != nil {
+				c.runLocal(t)
+				continue
+			}
+		}
+		c.idleStep()
+		c.check()
+	}
+	if f.failed != "" {
+		panic(jobFailed{f.failed})
+	}
+}
+
+// jobFailed carries the failure of a child that ran elsewhere up the stack.
+type jobFailed struct{ why string }
+
+// Ibis returns the Ibis the worker's process runs on (its registry, for instance).
+func (c *Ctx) Ibis() ipl.Ibis { return c.rt.ib }
+
+// Site returns the site of the worker's process (see WithSite).
+func (c *Ctx) Site() string { return c.rt.site }
+
+// runLocal runs a child of some job on this worker's stack as a plain call.
+func (c *Ctx) runLocal(t *task) {
+	saved := c.cur
+	c.cur = t
+	t.base = c.dq.bottom.Load()
+	t.body.run(c)
+	c.cur = saved
+	t.finished.Store(true)
+	c.stats.Executed++
+	// The parent is the job that syncs, or an ancestor of it when t is a child given up
+	// on (its thief died) and run again here; either way only this worker counts it.
+	t.parent.localDone++
+}
+
+// runStolen runs a job stolen from another process and sends its result back. A panic in
+// the job fails only that job: its owner hears of it and fails the run.
+func (c *Ctx) runStolen(t *task) {
+	saved, savedBase := c.cur, c.dq.bottom.Load()
+	var why string
+	func() {
+		defer func() {
+			if r := recover(); r != nil {
+				why = c.unwound(r, savedBase)
+			}
+		}()
+		c.cur = t
+		t.base = savedBase
+		t.body.run(c)
+		if t.pending() {
+			why = fmt.Sprintf("job %q returned without Sync for its children", t.body.kindOf().kindName())
+		}
+	}()
+	c.cur = saved
+	c.stats.Executed++
+	if _, ok := c.rt.endedBy(); ok {
+		return
+	}
+	c.rt.sendResult(t, why)
+}
+
+// unwound turns what a job's panic left into the failure it reports, and empties the
+// deque of the children the job left behind (they belong to no one any more). An abort
+// is re-raised: it ends the whole worker.
+func (c *Ctx) unwound(r any, base int64) string {
+	for c.dq.bottom.Load() > base {
+		if c.dq.pop() == nil {
+			break
+		}
+	}
+	switch r := r.(type) {
+	case abortRun:
+		panic(r)
+	case jobFailed:
+		return r.why
+	default:
+		return fmt.Sprintf("panic: %v", r)
+	}
+}
+
+// idleStep is one round of the worker while it has nothing of its own to run: a job
+// from its inbox (stolen, or one to run again), else one steal attempt, else a wait
+// for news.
+func (c *Ctx) idleStep() {
+	if t := c.rt.takeInbox(); t != nil {
+		c.runAny(t)
+		return
+	}
+	start := time.Now()
+	c.rt.steal(c)
+	c.stats.Idle += time.Since(start)
+}
+
+// runAny runs a job from the inbox.
+func (c *Ctx) runAny(t *task) {
+	if t.parent == nil {
+		c.runStolen(t)
+		return
+	}
+	c.runLocal(t)
+}

@@ -1,0 +1,96 @@
+package dc
+
+import "sync/atomic"
+
+// deque is a work-stealing deque (Chase and Lev, "Dynamic circular work-stealing deque",
+// SPAA 2005): its owner, the worker, pushes and pops at the bottom (the newest, smallest
+// jobs) without a lock in the common case; thieves, the dispatcher serving steal requests,
+// take from the top (the oldest, largest jobs) with a compare-and-swap. Slots hold
+// pointers, written and read atomically, so a slow thief never reads a torn value.
+type deque struct {
+	top    atomic.Int64 // next to steal; only grows
+	bottom atomic.Int64 // next free slot; only the owner writes it
+	ring   atomic.Pointer[ring]
+}
+
+// ring is the deque's circular buffer; its size is a power of two.
+type ring struct {
+	mask  int64
+	slots []atomic.Pointer[task]
+}
+
+func newRing(size int64) *ring {
+	return &ring{mask: size - 1, slots: make([]atomic.Pointer[task], size)}
+}
+
+func (r *ring) at(i int64) *atomic.Pointer[task] { return &r.slots[i&r.mask] }
+
+func newDeque() *deque {
+	d := &deque{}
+	d.ring.Store(newRing(64))
+	return d
+}
+
+// push adds t at the bottom (owner only), growing the ring when it is full.
+func (d *deque) push(t *task) {
+	b := d.bottom.Load()
+	top := d.top.Load()
+	r := d.ring.Load()
+	if b-top > r.mask {
+		g := newRing(2 * (r.mask + 1))
+		for i := top; i < b; i++ {
+			g.at(i).Store(r.at(i).Load())
+		}
+		d.ring.Store(g)
+		r = g
+	}
+	r.at(b).Store(t)
+	d.bottom.Store(b + 1)
+}
+
+// pop takes the newest job at the bottom (owner only), or nil when a thief got the last
+// one first or the deque is empty.
+func (d *deque) pop() *task {
+	b := d.bottom.Load() - 1
+	d.bottom.Store(b)
+	top := d.top.Load()
+	if b < top {
+		d.bottom.Store(top)
+		return nil
+	}
+	t := d.ring.Load().at(b).Load()
+	if b > top {
+		return t
+	}
+	// The last job: race the thieves for it.
+	if !d.top.CompareAndSwap(top, top+1) {
+		t = nil
+	}
+	d.bottom.Store(top + 1)
+	return t
+}
+
+// steal takes the oldest job at the top (any goroutine), or nil when there is none or
+// another thief, or the owner, took it first.
+func (d *deque) steal() *task {
+	for {
+		top := d.top.Load()
+		b := d.bottom.Load()
+		if top >= b {
+			return nil
+		}
+		t := d.ring.Load().at(top).Load()
+		if d.top.CompareAndSwap(top, top+1) {
+			return t
+		}
+	}
+}
+
+// size is how many jobs the deque holds (a snapshot).
+func (d *deque) size() int64 {
+	n := d.bottom.Load() - d.top.Load()
+	if n < 0 {
+		return 0
+	}
+	return n
+}

@@ -1,0 +1,122 @@
+package dc_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ibisgo/ibis/dc"
+	"github.com/ibisgo/ibis/ipl"
+	"github.com/ibisgo/ibis/registry"
+
+	_ "github.com/ibisgo/ibis/impl/nio"
+	_ "github.com/ibisgo/ibis/impl/tcp"
+)
+
+// localPool starts p Ibis instances of impl in this process, in one pool, with a dc
+// runtime each.
+func localPool(t *testing.T, impl string, p int, opts ...dc.Option) []*dc.Runtime {
+	t.Helper()
+	srv, err := registry.StartEmbedded("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	rts := make([]*dc.Runtime, p)
+	for i := range rts {
+		ib, err := ipl.New(ctx, append(dc.IbisOptions(), ipl.WithImplementation(impl), ipl.WithRegistry(srv.Addr()),
+			ipl.WithPool(t.Name()), ipl.WithTag(fmt.Sprintf("site%d", i%2)))...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rt, err := dc.New(ctx, ib, opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			if err := rt.Close(); err != nil {
+				t.Errorf("closing the runtime: %v", err)
+			}
+			_ = ib.Close()
+		})
+		rts[i] = rt
+	}
+	return rts
+}
+
+// runAll runs k(arg) on every runtime at once and returns the results.
+func runAll[A, R any](t *testing.T, rts []*dc.Runtime, k *dc.Kind[A, R], arg A) []R {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	res := make([]R, len(rts))
+	errs := make([]error, len(rts))
+	var wg sync.WaitGroup
+	for i, rt := range rts {
+		wg.Go(func() { res[i], errs[i] = dc.Run(ctx, rt, k, arg) })
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("process %d: %v", i, err)
+		}
+	}
+	return res
+}
+
+func TestFibInProcess(t *testing.T) {
+	for _, impl := range []string{"tcp", "nio"} {
+		for _, algo := range []dc.Algorithm{dc.RS, dc.CRS, dc.TRS} {
+			for _, p := range []int{1, 2, 3} {
+				t.Run(fmt.Sprintf("%s/%s/P=%d", impl, algo, p), func(t *testing.T) {
+					rts := localPool(t, impl, p, dc.WithAlgorithm(algo))
+					want := fibSeq(25)
+					for i, got := range runAll(t, rts, fibKind, 25) {
+						if got != want {
+							t.Errorf("process %d: fib(25) = %d, want %d", i, got, want)
+						}
+					}
+					var rep dc.Report
+					for _, rt := range rts {
+						if r := rt.Report(); len(r.Processes) > len(rep.Processes) {
+							rep = r
+						}
+					}
+					t.Logf("\n%s", reportText(rep))
+					if len(rep.Processes) != p {
+						t.Errorf("the report has %d processes, want %d", len(rep.Processes), p)
+					}
+					if rep.Total.Executed != rep.Total.Spawned {
+						t.Errorf("executed %d jobs of %d spawned", rep.Total.Executed, rep.Total.Spawned)
+					}
+				})
+			}
+		}
+	}
+}
+
+func TestSumInProcess(t *testing.T) {
+	xs := make([]int, 1<<14)
+	var want int64
+	for i := range xs {
+		xs[i] = i * 7 % 1013
+		want += int64(xs[i])
+	}
+	rts := localPool(t, "tcp", 3, dc.WithAlgorithm(dc.TRS))
+	for i, got := range runAll(t, rts, sumKind, xs) {
+		if got != want {
+			t.Errorf("process %d: sum = %d, want %d", i, got, want)
+		}
+	}
+}
+
+func reportText(r dc.Report) string {
+	var b strings.Builder
+	r.Print(&b)
+	return b.String()
+}

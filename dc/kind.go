@@ -1,0 +1,125 @@
+package dc
+
+import (
+	"fmt"
+	"sync"
+)
+
+// Kind is a kind of job: a Go function from an argument of type A to a result of type R,
+// registered under a name that is the same in every process of the pool (a stolen job
+// travels as its kind's name and its argument). Define kinds at package level, before
+// Run, so that every process knows every kind.
+type Kind[A, R any] struct {
+	name string
+	fn   func(*Ctx, A) R
+}
+
+// kindInfo is what the receiving side of a steal needs of a kind, whatever its types.
+type kindInfo interface {
+	kindName() string
+	// receive builds the task of a job stolen from another process, reading its argument.
+	receive(m reader) (*task, error)
+}
+
+// kinds holds every defined kind by name, as gob's type registry does: a stolen job
+// names its kind, and the thief's binary must know it.
+var kinds = struct {
+	sync.RWMutex
+	byName map[string]kindInfo
+}{byName: map[string]kindInfo{}}
+
+// Define registers a kind of job under name and returns it. fn computes the job's result;
+// it may Spawn more jobs and must Sync before it returns when it did. A second kind of
+// the same name is a programming error and panics, as flag and expvar do; define kinds
+// in package variables or init functions:
+//
+//	var fib *dc.Kind[int, int]
+//
+//	func init() { fib = dc.Define("fib", fibJob) }
+//
+// A and R travel as Ibis objects (msgpack: exported fields, msgpack tags) when a job is
+// stolen, so they must survive encoding.
+func Define[A, R any](name string, fn func(c *Ctx, arg A) R) *Kind[A, R] {
+	if name == "" || len(name) > maxKindName {
+		panic(fmt.Sprintf("dc: Define(%q): a kind's name has 1 to %d bytes", name, maxKindName))
+	}
+	if fn == nil {
+		panic(fmt.Sprintf("dc: Define(%q): nil function", name))
+	}
+	k := &Kind[A, R]{name: name, fn: fn}
+	kinds.Lock()
+	defer kinds.Unlock()
+	if _, dup := kinds.byName[name]; dup {
+		panic(fmt.Sprintf("dc: Define(%q): a kind of that name exists already", name))
+	}
+	kinds.byName[name] = k
+	return k
+}
+
+// lookupKind finds a kind by the name a steal reply carries.
+func lookupKind(name string) (kindInfo, bool) {
+	kinds.RLock()
+	defer kinds.RUnlock()
+	k, ok := kinds.byName[name]
+	return k, ok
+}
+
+// Name returns the kind's name.
+func (k *Kind[A, R]) Name() string { return k.name }
+
+func (k *Kind[A, R]) kindName() string { return k.name }
+
+// Spawn starts a job of this kind as a child of the job c runs, and returns its future.
+// The job waits in c's work queue: Sync runs it as a plain call unless an idle process
+// has stolen it first, in which case its result comes back over the network. The future's
+// Value is ready after the next Sync.
+func (k *Kind[A, R]) Spawn(c *Ctx, arg A) *Future[R] {
+	c.check()
+	j := &job[A, R]{kind: k, arg: arg}
+	j.body = j
+	j.parent = c.cur
+	c.cur.spawned++
+	c.stats.Spawned++
+	c.dq.push(&j.task)
+	return &j.Future
+}
+
+// Call runs a job of this kind at once, as a plain function call, in c's job.
+func (k *Kind[A, R]) Call(c *Ctx, arg A) R { return k.fn(c, arg) }
+
+// Future is the result of a spawned job, ready after the Sync that follows its Spawn.
+type Future[R any] struct {
+	task
+	res R
+}
+
+// Value returns the job's result. Calling it before the Sync that covers the Spawn is a
+// programming error and panics.
+func (f *Future[R]) Value() R {
+	if !f.finished.Load() {
+		panic("dc: Future.Value before Sync")
+	}
+	return f.res
+}
+
+// job is a spawned job of one kind: its future (task and result), kind and argument.
+type job[A, R any] struct {
+	Future[R]
+	kind *Kind[A, R]
+	arg  A
+}
+
+func (j *job[A, R]) run(c *Ctx)                 { j.res = j.kind.fn(c, j.arg) }
+func (j *job[A, R]) kindOf() kindInfo           { return j.kind }
+func (j *job[A, R]) writeArg(m writer) error    { return m.WriteObject(j.arg) }
+func (j *job[A, R]) writeResult(m writer) error { return m.WriteObject(j.res) }
+func (j *job[A, R]) readResult(m reader) error  { return m.ReadObject(&j.res) }
+func (j *job[A, R]) result() any                { return j.res }
+func (k *Kind[A, R]) receive(m reader) (*task, error) {
+	j := &job[A, R]{kind: k}
+	j.body = j
+	if err := m.ReadObject(&j.arg); err != nil {
+		return nil, fmt.Errorf("the argument of a %q job: %w", k.name, err)
+	}
+	return &j.task, nil
+}
