@@ -18,6 +18,8 @@ type Ctx struct {
 	stats Stats
 	// failures counts steal attempts in a row that brought nothing.
 	failures int
+	// free holds each kind's recycled tasks, by the kind's number.
+	free []any
 }
 
 // abortRun unwinds a job when the run has ended or failed under it (a panic the worker
@@ -46,8 +48,9 @@ func (c *Ctx) Sync() {
 		c.idleStep()
 		c.check()
 	}
-	if f.failed != "" {
-		panic(jobFailed{f.failed})
+	f.syncs++
+	if f.failed != nil {
+		panic(jobFailed{*f.failed})
 	}
 }
 
@@ -66,8 +69,11 @@ func (c *Ctx) runLocal(t *task) {
 	c.cur = t
 	t.base = c.dq.bottom.Load()
 	t.body.run(c)
+	if t.pending() {
+		panic(jobFailed{fmt.Sprintf("job %q returned without Sync for its children", t.body.kindOf().kindName())})
+	}
+	t.releaseKids(c)
 	c.cur = saved
-	t.finished.Store(true)
 	c.stats.Executed++
 	// The parent is the job that syncs, or an ancestor of it when t is a child given up
 	// on (its thief died) and run again here; either way only this worker counts it.
@@ -90,7 +96,9 @@ func (c *Ctx) runStolen(t *task) {
 		t.body.run(c)
 		if t.pending() {
 			why = fmt.Sprintf("job %q returned without Sync for its children", t.body.kindOf().kindName())
+			return
 		}
+		t.releaseKids(c)
 	}()
 	c.cur = saved
 	c.stats.Executed++
@@ -134,7 +142,7 @@ func (c *Ctx) idleStep() {
 
 // runAny runs a job from the inbox.
 func (c *Ctx) runAny(t *task) {
-	if t.parent == nil {
+	if t.from != nil {
 		c.runStolen(t)
 		return
 	}

@@ -5,8 +5,12 @@ import "sync/atomic"
 // deque is a work-stealing deque (Chase and Lev, "Dynamic circular work-stealing deque",
 // SPAA 2005): its owner, the worker, pushes and pops at the bottom (the newest, smallest
 // jobs) without a lock in the common case; thieves, the dispatcher serving steal requests,
-// take from the top (the oldest, largest jobs) with a compare-and-swap. Slots hold
-// pointers, written and read atomically, so a slow thief never reads a torn value.
+// take from the top (the oldest, largest jobs) with a compare-and-swap. The indices are
+// atomic; the slots are plain pointers (slot_fast.go) in the way the Go scheduler's run
+// queues are: a thief reads a slot after the atomic load of bottom that published it,
+// and a value read from a slot the owner has since reused is thrown away when the
+// thief's compare-and-swap of top fails. Under the race detector the slots are atomic
+// too (slot_race.go), since it cannot know that such a read is discarded.
 type deque struct {
 	top    atomic.Int64 // next to steal; only grows
 	bottom atomic.Int64 // next free slot; only the owner writes it
@@ -16,14 +20,14 @@ type deque struct {
 // ring is the deque's circular buffer; its size is a power of two.
 type ring struct {
 	mask  int64
-	slots []atomic.Pointer[task]
+	slots []slot
 }
 
 func newRing(size int64) *ring {
-	return &ring{mask: size - 1, slots: make([]atomic.Pointer[task], size)}
+	return &ring{mask: size - 1, slots: make([]slot, size)}
 }
 
-func (r *ring) at(i int64) *atomic.Pointer[task] { return &r.slots[i&r.mask] }
+func (r *ring) at(i int64) *slot { return &r.slots[i&r.mask] }
 
 func newDeque() *deque {
 	d := &deque{}
@@ -39,12 +43,12 @@ func (d *deque) push(t *task) {
 	if b-top > r.mask {
 		g := newRing(2 * (r.mask + 1))
 		for i := top; i < b; i++ {
-			g.at(i).Store(r.at(i).Load())
+			g.at(i).store(r.at(i).load())
 		}
 		d.ring.Store(g)
 		r = g
 	}
-	r.at(b).Store(t)
+	r.at(b).store(t)
 	d.bottom.Store(b + 1)
 }
 
@@ -58,7 +62,7 @@ func (d *deque) pop() *task {
 		d.bottom.Store(top)
 		return nil
 	}
-	t := d.ring.Load().at(b).Load()
+	t := d.ring.Load().at(b).load()
 	if b > top {
 		return t
 	}
@@ -79,7 +83,7 @@ func (d *deque) steal() *task {
 		if top >= b {
 			return nil
 		}
-		t := d.ring.Load().at(top).Load()
+		t := d.ring.Load().at(top).load()
 		if d.top.CompareAndSwap(top, top+1) {
 			return t
 		}

@@ -53,7 +53,7 @@ func (rt *Runtime) handle(m ipl.ReadMessage) error {
 		if why != nil {
 			// The giver counts the job as ours: tell it that it cannot be run here.
 			rt.log.Warn("a stolen job cannot run here", zap.Stringer("owner", h.peer), zap.Error(why))
-			t = &task{owner: h.peer, stamp: h.stamp}
+			t = &task{from: &origin{owner: h.peer, stamp: h.stamp}}
 			rt.wg.Go(func() { rt.sendFailure(t, why.Error()) })
 			t = nil
 		}
@@ -111,7 +111,7 @@ func receiveJob(m reader, h *header) (*task, error) {
 	if err != nil {
 		return nil, err
 	}
-	t.owner, t.stamp = h.peer, h.stamp
+	t.from = &origin{owner: h.peer, stamp: h.stamp}
 	return t, nil
 }
 
@@ -151,11 +151,11 @@ func (rt *Runtime) gotResult(h *header, m reader) error {
 	t := g.t
 	var err error
 	if h.fail != "" {
-		t.parent.failed = h.fail
+		t.parent.failed = &h.fail
 	} else if err = t.body.readResult(m); err != nil {
-		t.parent.failed = fmt.Sprintf("the result of a %q job from %s: %v", t.body.kindOf().kindName(), g.thief, err)
+		why := fmt.Sprintf("the result of a %q job from %s: %v", t.body.kindOf().kindName(), g.thief, err)
+		t.parent.failed = &why
 	}
-	t.finished.Store(true)
 	t.parent.remoteDone.Add(1)
 	rt.poke()
 	return err
@@ -224,12 +224,12 @@ func (rt *Runtime) sendResult(t *task, why string) {
 		rt.sendFailure(t, why)
 		return
 	}
-	h := &header{typ: msgResult, stamp: t.stamp}
-	if err := rt.send(t.owner, h, t.body.writeResult); err != nil {
+	h := &header{typ: msgResult, stamp: t.from.stamp}
+	if err := rt.send(t.from.owner, h, t.body.writeResult); err != nil {
 		// The owner died (it runs the job itself if it comes back; it never does) or
 		// the result cannot be encoded: say so, if the owner is still there.
-		rt.log.Warn("a result did not reach its owner", zap.Stringer("owner", t.owner), zap.Error(err))
-		if rt.alive(t.owner.ID) && !errors.Is(err, errPeerGone) {
+		rt.log.Warn("a result did not reach its owner", zap.Stringer("owner", t.from.owner), zap.Error(err))
+		if rt.alive(t.from.owner.ID) && !errors.Is(err, errPeerGone) {
 			rt.sendFailure(t, err.Error())
 		}
 	}
@@ -239,8 +239,8 @@ func (rt *Runtime) sendFailure(t *task, why string) {
 	if len(why) > maxFailure {
 		why = why[:maxFailure]
 	}
-	h := &header{typ: msgResult, stamp: t.stamp, fail: why}
-	if err := rt.send(t.owner, h, nil); err != nil {
-		rt.log.Warn("a failure did not reach its owner", zap.Stringer("owner", t.owner), zap.Error(err))
+	h := &header{typ: msgResult, stamp: t.from.stamp, fail: why}
+	if err := rt.send(t.from.owner, h, nil); err != nil {
+		rt.log.Warn("a failure did not reach its owner", zap.Stringer("owner", t.from.owner), zap.Error(err))
 	}
 }

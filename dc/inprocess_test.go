@@ -18,7 +18,7 @@ import (
 
 // localPool starts p Ibis instances of impl in this process, in one pool, with a dc
 // runtime each.
-func localPool(t *testing.T, impl string, p int, opts ...dc.Option) []*dc.Runtime {
+func localPool(t testing.TB, impl string, p int, opts ...dc.Option) []*dc.Runtime {
 	t.Helper()
 	srv, err := registry.StartEmbedded("127.0.0.1:0")
 	if err != nil {

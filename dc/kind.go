@@ -11,6 +11,7 @@ import (
 // Run, so that every process knows every kind.
 type Kind[A, R any] struct {
 	name string
+	id   int // its number, an index into each worker's free lists
 	fn   func(*Ctx, A) R
 }
 
@@ -26,6 +27,7 @@ type kindInfo interface {
 var kinds = struct {
 	sync.RWMutex
 	byName map[string]kindInfo
+	n      int
 }{byName: map[string]kindInfo{}}
 
 // Define registers a kind of job under name and returns it. fn computes the job's result;
@@ -46,12 +48,13 @@ func Define[A, R any](name string, fn func(c *Ctx, arg A) R) *Kind[A, R] {
 	if fn == nil {
 		panic(fmt.Sprintf("dc: Define(%q): nil function", name))
 	}
-	k := &Kind[A, R]{name: name, fn: fn}
 	kinds.Lock()
 	defer kinds.Unlock()
 	if _, dup := kinds.byName[name]; dup {
 		panic(fmt.Sprintf("dc: Define(%q): a kind of that name exists already", name))
 	}
+	k := &Kind[A, R]{name: name, id: kinds.n, fn: fn}
+	kinds.n++
 	kinds.byName[name] = k
 	return k
 }
@@ -71,17 +74,64 @@ func (k *Kind[A, R]) kindName() string { return k.name }
 
 // Spawn starts a job of this kind as a child of the job c runs, and returns its future.
 // The job waits in c's work queue: Sync runs it as a plain call unless an idle process
-// has stolen it first, in which case its result comes back over the network. The future's
-// Value is ready after the next Sync.
+// has stolen it first, in which case its result comes back over the network. The
+// future's Value is ready after the next Sync, and valid until the spawning job returns.
 func (k *Kind[A, R]) Spawn(c *Ctx, arg A) *Future[R] {
 	c.check()
-	j := &job[A, R]{kind: k, arg: arg}
-	j.body = j
-	j.parent = c.cur
-	c.cur.spawned++
+	j := k.alloc(c)
+	j.arg = arg
+	p := c.cur
+	j.parent = p
+	j.epoch = p.syncs
+	j.next = p.kids
+	p.kids = &j.task
+	p.spawned++
 	c.stats.Spawned++
 	c.dq.push(&j.task)
 	return &j.Future
+}
+
+// alloc takes a recycled task of this kind from c's free list, or makes one.
+func (k *Kind[A, R]) alloc(c *Ctx) *job[A, R] {
+	if k.id < len(c.free) {
+		if fl, ok := c.free[k.id].(*freeList[A, R]); ok && len(fl.jobs) > 0 {
+			j := fl.jobs[len(fl.jobs)-1]
+			fl.jobs = fl.jobs[:len(fl.jobs)-1]
+			return j
+		}
+	}
+	j := &job[A, R]{kind: k}
+	j.body = j
+	return j
+}
+
+// freeList is one kind's recycled tasks on one worker.
+type freeList[A, R any] struct{ jobs []*job[A, R] }
+
+// maxFree bounds each free list: what a burst of spawns allocated beyond it goes to the
+// garbage collector.
+const maxFree = 1 << 12
+
+func (j *job[A, R]) release(c *Ctx) {
+	k := j.kind
+	if k.id >= len(c.free) {
+		c.free = append(c.free, make([]any, k.id+1-len(c.free))...)
+	}
+	fl, _ := c.free[k.id].(*freeList[A, R])
+	if fl == nil {
+		fl = &freeList[A, R]{}
+		c.free[k.id] = fl
+	}
+	if len(fl.jobs) >= maxFree {
+		return
+	}
+	var zeroA A
+	var zeroR R
+	j.arg, j.res = zeroA, zeroR // let go of what they point to
+	j.parent, j.next, j.kids, j.from, j.failed = nil, nil, nil, nil, nil
+	j.spawned, j.localDone, j.syncs = 0, 0, 0
+	j.remoteBase = j.remoteDone.Load()
+	fl.jobs = append(fl.jobs, j)
 }
 
 // Call runs a job of this kind at once, as a plain function call, in c's job.
@@ -93,11 +143,12 @@ type Future[R any] struct {
 	res R
 }
 
-// Value returns the job's result. Calling it before the Sync that covers the Spawn is a
-// programming error and panics.
+// Value returns the job's result. It is ready after the Sync that follows the Spawn,
+// until the job that spawned it returns (then its task is recycled); calling it before
+// that Sync is a programming error and panics.
 func (f *Future[R]) Value() R {
-	if !f.finished.Load() {
-		panic("dc: Future.Value before Sync")
+	if f.parent == nil || f.parent.syncs <= f.epoch {
+		panic("dc: Future.Value before Sync, or after the spawning job returned")
 	}
 	return f.res
 }
@@ -114,7 +165,7 @@ func (j *job[A, R]) kindOf() kindInfo           { return j.kind }
 func (j *job[A, R]) writeArg(m writer) error    { return m.WriteObject(j.arg) }
 func (j *job[A, R]) writeResult(m writer) error { return m.WriteObject(j.res) }
 func (j *job[A, R]) readResult(m reader) error  { return m.ReadObject(&j.res) }
-func (j *job[A, R]) result() any                { return j.res }
+
 func (k *Kind[A, R]) receive(m reader) (*task, error) {
 	j := &job[A, R]{kind: k}
 	j.body = j

@@ -95,7 +95,7 @@ func (rt *Runtime) runRoot(t *task) (why string) {
 	if t.pending() {
 		return fmt.Sprintf("job %q returned without Sync for its children", t.body.kindOf().kindName())
 	}
-	t.finished.Store(true)
+	t.releaseKids(c)
 	return ""
 }
 
