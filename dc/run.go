@@ -60,7 +60,7 @@ func Run[A, R any](ctx context.Context, rt *Runtime, k *Kind[A, R], arg A) (R, e
 	}
 	rt.work()
 	err, _ = rt.endedBy()
-	if err == nil || errors.Is(err, ErrJobFailed) {
+	if !errors.Is(err, ErrRootDied) && !errors.Is(err, ErrRunEnded) {
 		if serr := rt.send(root, &header{typ: msgStats}, func(m writer) error { return m.WriteObject(rt.ownStats()) }); serr != nil {
 			rt.log.Warn("statistics did not reach the root", zap.Error(serr))
 		}
@@ -148,7 +148,9 @@ func (rt *Runtime) conclude(ctx context.Context, why string, res body, start tim
 }
 
 // gatherStats waits (at most the send timeout) for the statistics of every process the
-// end reached, or its death, and returns them with the root's own.
+// end reached, or its death, and returns them with the root's own. A process that left
+// is still waited for: it sent its statistics before it left, and the registry's news of
+// its leaving may overtake them.
 func (rt *Runtime) gatherStats(ctx context.Context, members []ipl.IbisIdentifier, sent []bool) []Stats {
 	timer := time.NewTimer(rt.o.sendTimeout)
 	defer timer.Stop()
@@ -156,7 +158,7 @@ func (rt *Runtime) gatherStats(ctx context.Context, members []ipl.IbisIdentifier
 		rt.mu.Lock()
 		missing := 0
 		for i, m := range members {
-			if _, ok := rt.statsIn[m.ID]; sent[i] && !ok && !rt.dead[m.ID] {
+			if _, ok := rt.statsIn[m.ID]; sent[i] && !ok && !rt.died[m.ID] {
 				missing++
 			}
 		}
@@ -221,4 +223,12 @@ func (rt *Runtime) Report() Report {
 		return rt.report
 	}
 	return newReport(rt.o.algo, 0, []Stats{rt.ownStats()})
+}
+
+// Root reports whether this process ran the root job (after Run; the statistics of
+// every process are in its Report).
+func (rt *Runtime) Root() bool {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	return rt.rootID.ID != "" && rt.rootID.ID == rt.self.ID
 }

@@ -46,7 +46,8 @@ type Runtime struct {
 
 	mu          sync.Mutex
 	members     map[string]ipl.IbisIdentifier // live peers by ID (not this process)
-	dead        map[string]bool
+	dead        map[string]bool // died or left
+	died        map[string]bool // died: no statistics will come
 	peers       map[string]*peer
 	outstanding map[int64]given      // jobs stolen from this process, by stamp
 	waits       map[int64]*stealWait // this process's unanswered steal requests
@@ -115,7 +116,7 @@ func New(ctx context.Context, ib ipl.Ibis, opts ...Option) (*Runtime, error) {
 	self := ib.Identifier()
 	rt := &Runtime{ib: ib, self: self, site: self.Tag, o: o, log: o.log.With(zap.String("member", self.ID)),
 		rng:     rand.New(rand.NewPCG(uint64(seed), uint64(self.Number()))),
-		members: map[string]ipl.IbisIdentifier{}, dead: map[string]bool{}, peers: map[string]*peer{},
+		members: map[string]ipl.IbisIdentifier{}, dead: map[string]bool{}, died: map[string]bool{}, peers: map[string]*peer{},
 		outstanding: map[int64]given{}, waits: map[int64]*stealWait{}, statsIn: map[string]Stats{},
 		statsWake: make(chan struct{}, 1), wake: make(chan struct{}, 1), ended: make(chan struct{})}
 	rt.w = &Ctx{rt: rt, dq: newDeque()}
@@ -253,6 +254,9 @@ func (rt *Runtime) lost(m ipl.IbisIdentifier, how ipl.EventType) {
 	rt.mu.Lock()
 	delete(rt.members, m.ID)
 	rt.dead[m.ID] = true
+	if how == ipl.EventDied {
+		rt.died[m.ID] = true
+	}
 	requeued := 0
 	for stamp, g := range rt.outstanding {
 		if g.thief == m.ID {
