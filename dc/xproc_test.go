@@ -1,0 +1,394 @@
+package dc_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ibisgo/ibis/dc"
+	"github.com/ibisgo/ibis/ipl"
+	"github.com/ibisgo/ibis/registry"
+)
+
+// The environment of a child process.
+const (
+	envScenario = "DC_TEST_SCENARIO" // what the child runs: fib, kill or join
+	envAlgo     = "DC_TEST_ALGO"
+	envArg      = "DC_TEST_ARG"
+)
+
+// Lines a child prints for the test to act on.
+const (
+	lineHolding = "HOLDING"      // the doomed process holds a stolen job
+	lineRunning = "ROOT RUNNING" // the root job has started
+	lineSaw     = "SAW HOLDING"  // the root knows that the doomed process holds its job
+)
+
+// sawHolding is set in the root process once the doomed process holds its job.
+var sawHolding atomic.Bool
+
+// The kinds of job of the failure scenarios.
+var (
+	killRoot *dc.Kind[int, int64]
+	hold     *dc.Kind[int, int64]
+	joinRoot *dc.Kind[int, int64]
+	await    *dc.Kind[int, int64]
+)
+
+func init() {
+	// kill: the root spawns n jobs; the one the doomed process steals never returns
+	// there (the process is killed holding it); the others wait until it holds it.
+	killRoot = dc.Define("test.kill", func(c *dc.Ctx, n int) int64 {
+		return spawnSum(c, hold, n)
+	})
+	hold = dc.Define("test.hold", func(c *dc.Ctx, i int) int64 {
+		reg := c.Ibis().Registry()
+		if c.Site() == "doomed" {
+			if _, err := reg.Elect(context.Background(), "doomed-holding"); err != nil {
+				panic(err)
+			}
+			fmt.Println(lineHolding)
+			<-c.Ibis().Done() // killed before
+			return -1
+		}
+		// The election goes with its winner when it is killed: wait for it only until
+		// it has been seen once.
+		if !sawHolding.Load() {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			if _, err := reg.ElectionResult(ctx, "doomed-holding"); err != nil {
+				panic(err)
+			}
+			sawHolding.Store(true)
+			fmt.Println(lineSaw)
+		}
+		return int64(i * i)
+	})
+	// join: the root spawns n jobs that all wait until the late joiner has run one.
+	joinRoot = dc.Define("test.join", func(c *dc.Ctx, n int) int64 {
+		fmt.Println(lineRunning)
+		return spawnSum(c, await, n)
+	})
+	await = dc.Define("test.await", func(c *dc.Ctx, i int) int64 {
+		reg := c.Ibis().Registry()
+		if c.Site() == "joiner" {
+			if _, err := reg.Elect(context.Background(), "joiner-ran"); err != nil {
+				panic(err)
+			}
+			return int64(i * i)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if _, err := reg.ElectionResult(ctx, "joiner-ran"); err != nil {
+			panic(err)
+		}
+		return int64(i * i)
+	})
+}
+
+// spawnSum spawns k(0) ... k(n-1) and adds their results.
+func spawnSum(c *dc.Ctx, k *dc.Kind[int, int64], n int) int64 {
+	fs := make([]*dc.Future[int64], n)
+	for i := range fs {
+		fs[i] = k.Spawn(c, i)
+	}
+	c.Sync()
+	var s int64
+	for _, f := range fs {
+		s += f.Value()
+	}
+	return s
+}
+
+// child is a process of a test's pool: it joins the pool of its environment, runs its
+// scenario and prints the result (and, on the root, the report as JSON).
+func child(scenario string) int {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	algo, err := dc.ParseAlgorithm(os.Getenv(envAlgo))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	arg, _ := strconv.Atoi(os.Getenv(envArg))
+	ib, err := ipl.New(ctx, dc.IbisOptions()...)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "joining:", err)
+		return 1
+	}
+	rt, err := dc.New(ctx, ib, dc.WithAlgorithm(algo), dc.WithStealTimeout(5*time.Second))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "dc:", err)
+		return 1
+	}
+	if site := ib.Identifier().Tag; site == "doomed" || site == "joiner" {
+		// Never the root: wait until the root has been elected.
+		if _, err := ib.Registry().ElectionResult(ctx, "dc-root"); err != nil {
+			fmt.Fprintln(os.Stderr, "waiting for the root:", err)
+			return 1
+		}
+	}
+	var res int64
+	switch scenario {
+	case "fib":
+		res, err = dc.Run(ctx, rt, fibKind, arg)
+	case "kill":
+		res, err = dc.Run(ctx, rt, killRoot, arg)
+	case "join":
+		res, err = dc.Run(ctx, rt, joinRoot, arg)
+	default:
+		err = fmt.Errorf("no scenario %q", scenario)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "run:", err)
+		_ = rt.Close()
+		_ = ib.Close()
+		return 1
+	}
+	fmt.Printf("result %d\n", res)
+	if rt.Root() {
+		b, _ := json.Marshal(rt.Report())
+		fmt.Printf("report %s\n", b)
+	}
+	if err := errors.Join(rt.Close(), ib.Close()); err != nil {
+		fmt.Fprintln(os.Stderr, "closing:", err)
+		return 1
+	}
+	return 0
+}
+
+// proc is a child process and what it printed.
+type proc struct {
+	cmd    *exec.Cmd
+	mu     sync.Mutex
+	lines  []string
+	stderr strings.Builder
+	seen   chan string // every line, as printed
+	done   chan error
+}
+
+// pool is a registry for a test's processes.
+type pool struct {
+	t    *testing.T
+	addr string
+	name string
+	impl string
+	algo dc.Algorithm
+}
+
+func newPool(t *testing.T, impl string, algo dc.Algorithm) *pool {
+	srv, err := registry.StartEmbedded("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	return &pool{t: t, addr: srv.Addr(), name: strings.NewReplacer("/", "-", "=", "").Replace(t.Name()), impl: impl, algo: algo}
+}
+
+// start starts a process of the pool running scenario with arg, at site.
+func (p *pool) start(scenario string, arg int, site string) *proc {
+	t := p.t
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = []string{"GORACE=atexit_sleep_ms=0 " + os.Getenv("GORACE")}
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "IBIS_") && !strings.HasPrefix(kv, "GORACE=") && !strings.HasPrefix(kv, "DC_TEST_") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, envScenario+"="+scenario, envAlgo+"="+p.algo.String(), envArg+"="+strconv.Itoa(arg),
+		"IBIS_REGISTRY="+p.addr, "IBIS_POOL="+p.name, "IBIS_IMPL="+p.impl, "IBIS_SITE="+site, "IBIS_HEARTBEAT=200ms")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr := &proc{cmd: cmd, seen: make(chan string, 64), done: make(chan error, 1)}
+	cmd.Stderr = &lockedWriter{mu: &pr.mu, w: &pr.stderr}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		sc := bufio.NewScanner(out)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			pr.mu.Lock()
+			pr.lines = append(pr.lines, sc.Text())
+			pr.mu.Unlock()
+			select {
+			case pr.seen <- sc.Text():
+			default:
+			}
+		}
+		_, _ = io.Copy(io.Discard, out)
+		pr.done <- cmd.Wait()
+	}()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-pr.done
+	})
+	return pr
+}
+
+// waitLine waits until the process prints want.
+func (pr *proc) waitLine(t *testing.T, want string) {
+	t.Helper()
+	timer := time.NewTimer(2 * time.Minute)
+	defer timer.Stop()
+	for {
+		select {
+		case l := <-pr.seen:
+			if l == want {
+				return
+			}
+		case <-timer.C:
+			t.Fatalf("no %q from the process; stderr:\n%s", want, pr.errText())
+		}
+	}
+}
+
+// wait waits for the process to end and returns its result and, from the root, report.
+func (pr *proc) wait(t *testing.T) (int64, *dc.Report) {
+	t.Helper()
+	select {
+	case err := <-pr.done:
+		pr.done <- err // for the cleanup
+		if err != nil {
+			t.Fatalf("process failed: %v\n%s", err, pr.errText())
+		}
+	case <-time.After(3 * time.Minute):
+		t.Fatalf("process did not end; stderr:\n%s", pr.errText())
+	}
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	res := int64(-1)
+	var rep *dc.Report
+	for _, l := range pr.lines {
+		if v, ok := strings.CutPrefix(l, "result "); ok {
+			res, _ = strconv.ParseInt(v, 10, 64)
+		}
+		if v, ok := strings.CutPrefix(l, "report "); ok {
+			rep = &dc.Report{}
+			if err := json.Unmarshal([]byte(v), rep); err != nil {
+				t.Fatalf("report %q: %v", v, err)
+			}
+		}
+	}
+	return res, rep
+}
+
+func (pr *proc) errText() string {
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	return pr.stderr.String()
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(b)
+}
+
+// TestPoolOfProcesses runs fib on pools of 1, 2, 3 and 5 processes, in two sites, with
+// every algorithm, and requires the right result on every process and a report that
+// accounts for every job.
+func TestPoolOfProcesses(t *testing.T) {
+	const n = 21
+	want := fibSeq(n)
+	for _, impl := range []string{"tcp", "nio"} {
+		for _, algo := range []dc.Algorithm{dc.RS, dc.CRS, dc.TRS} {
+			for _, np := range []int{1, 2, 3, 5} {
+				if impl == "nio" && np != 3 {
+					continue // nio takes the middle size; tcp every one
+				}
+				t.Run(fmt.Sprintf("%s/%s/P=%d", impl, algo, np), func(t *testing.T) {
+					p := newPool(t, impl, algo)
+					procs := make([]*proc, np)
+					for i := range procs {
+						procs[i] = p.start("fib", n, fmt.Sprintf("site%d", i%2))
+					}
+					var rep *dc.Report
+					for i, pr := range procs {
+						got, r := pr.wait(t)
+						if got != want {
+							t.Errorf("process %d: fib(%d) = %d, want %d", i, n, got, want)
+						}
+						if r != nil {
+							rep = r
+						}
+					}
+					if rep == nil {
+						t.Fatal("no process printed the report")
+					}
+					if len(rep.Processes) != np || rep.Total.Executed != rep.Total.Spawned+0 {
+						t.Errorf("report of %d processes, %d jobs executed of %d spawned", len(rep.Processes), rep.Total.Executed, rep.Total.Spawned)
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestKilledWorker kills a process while it holds a job it stole; the job's owner runs
+// it again and the result is still right.
+func TestKilledWorker(t *testing.T) {
+	for _, algo := range []dc.Algorithm{dc.RS, dc.CRS, dc.TRS} {
+		t.Run(algo.String(), func(t *testing.T) {
+			p := newPool(t, "tcp", algo)
+			root := p.start("kill", 4, "")
+			doomed := p.start("kill", 4, "doomed")
+			t.Cleanup(func() {
+				if t.Failed() {
+					t.Logf("the doomed process's stderr:\n%s", doomed.errText())
+				}
+			})
+			doomed.waitLine(t, lineHolding)
+			root.waitLine(t, lineSaw)
+			if err := doomed.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+			got, rep := root.wait(t)
+			if got != 0+1+4+9 {
+				t.Errorf("result %d, want 14", got)
+			}
+			if rep == nil || rep.Total.Requeued < 1 {
+				t.Errorf("the report shows no job run again: %+v", rep)
+			}
+		})
+	}
+}
+
+// TestLateJoiner starts a process after the run has begun: it steals, and the run cannot
+// end unless it does (the other jobs wait for it).
+func TestLateJoiner(t *testing.T) {
+	for _, algo := range []dc.Algorithm{dc.RS, dc.TRS} {
+		t.Run(algo.String(), func(t *testing.T) {
+			p := newPool(t, "tcp", algo)
+			root := p.start("join", 3, "")
+			worker := p.start("join", 3, "")
+			root.waitLine(t, lineRunning)
+			joiner := p.start("join", 3, "joiner")
+			want := int64(0 + 1 + 4)
+			for name, pr := range map[string]*proc{"root": root, "worker": worker, "joiner": joiner} {
+				if got, _ := pr.wait(t); got != want {
+					t.Errorf("%s: result %d, want %d", name, got, want)
+				}
+			}
+		})
+	}
+}
