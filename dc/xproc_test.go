@@ -133,7 +133,7 @@ func child(scenario string) int {
 		fmt.Fprintln(os.Stderr, "dc:", err)
 		return 1
 	}
-	if site := ib.Identifier().Tag; site == "doomed" || site == "joiner" {
+	if site := ib.Identifier().Tag; site == "doomed" || site == "joiner" || site == "worker" {
 		// Never the root: wait until the root has been elected.
 		if _, err := ib.Registry().ElectionResult(ctx, "dc-root"); err != nil {
 			fmt.Fprintln(os.Stderr, "waiting for the root:", err)
@@ -380,7 +380,7 @@ func TestLateJoiner(t *testing.T) {
 		t.Run(algo.String(), func(t *testing.T) {
 			p := newPool(t, "tcp", algo)
 			root := p.start("join", 3, "")
-			worker := p.start("join", 3, "")
+			worker := p.start("join", 3, "worker")
 			root.waitLine(t, lineRunning)
 			joiner := p.start("join", 3, "joiner")
 			want := int64(0 + 1 + 4)
