@@ -37,9 +37,23 @@ func Run[A, R any](ctx context.Context, rt *Runtime, k *Kind[A, R], arg A) (R, e
 	rt.mu.Unlock()
 	stop := context.AfterFunc(ctx, func() { rt.end(fmt.Errorf("dc: %w", context.Cause(ctx))) })
 	defer stop()
-	root, err := rt.ib.Registry().Elect(ctx, rootElection)
+	reg := rt.ib.Registry()
+	if reg.PoolSize() > 0 {
+		// A closed-world pool runs with all its members: none may arrive after the end.
+		if err := reg.WaitUntilPoolClosed(ctx); err != nil {
+			return zero, fmt.Errorf("dc: waiting for the pool's %d members: %w", reg.PoolSize(), err)
+		}
+	}
+	rt.learnMembers()
+	root, err := reg.Elect(ctx, rootElection)
 	if err != nil {
 		return zero, fmt.Errorf("dc: electing the root: %w", err)
+	}
+	if root.ID == rt.self.ID && rt.terminated() {
+		// The election went with the root that ended the run and left before this
+		// process stood: this process came too late.
+		rt.end(ErrRunEnded)
+		return zero, ErrRunEnded
 	}
 	rt.mu.Lock()
 	rt.rootID = root
@@ -111,6 +125,7 @@ func (rt *Runtime) conclude(ctx context.Context, why string, res body, start tim
 	}
 	rt.end(runErr)
 	elapsed := time.Since(start)
+	rt.learnMembers()
 	rt.mu.Lock()
 	members := make([]ipl.IbisIdentifier, 0, len(rt.members))
 	for _, m := range rt.members {
@@ -231,4 +246,25 @@ func (rt *Runtime) Root() bool {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	return rt.rootID.ID != "" && rt.rootID.ID == rt.self.ID
+}
+
+// learnMembers adds the members the registry knows of that the membership watcher has
+// not heard of yet (its events may lag behind the registry's own view).
+func (rt *Runtime) learnMembers() {
+	ms := rt.ib.Registry().Members()
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	for _, m := range ms {
+		if m.ID != rt.self.ID && !rt.dead[m.ID] {
+			rt.members[m.ID] = m
+		}
+	}
+}
+
+// terminated reports whether the pool's run has been terminated, without waiting: the
+// registry client has seen the Terminated event before any reply that follows it.
+func (rt *Runtime) terminated() bool {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return rt.ib.Registry().WaitUntilTerminated(ctx) == nil
 }

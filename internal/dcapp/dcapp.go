@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -68,6 +69,7 @@ type config struct {
 	timeout    time.Duration
 	stealWait  time.Duration
 	verbose    bool
+	sites      int
 	ipl        []ipl.Option
 	impl       string
 	set        map[string]bool
@@ -117,6 +119,7 @@ func (a App) parse(args []string, stderr io.Writer) (*config, error) {
 	fs.DurationVar(&cfg.timeout, "timeout", 0, "give up after this long (0: never)")
 	fs.DurationVar(&cfg.stealWait, "steal-timeout", 10*time.Second, "how long a thief waits for the answer to a steal request")
 	fs.BoolVar(&cfg.verbose, "v", false, "log what the work-stealing runtime does (on stderr)")
+	fs.IntVar(&cfg.sites, "sites", 0, "split the processes into this many sites by rank (site<rank mod sites>), for CRS without a real wide area (0: IBIS_SITE, or one site)")
 	if a.Flags != nil {
 		a.Flags(fs)
 	}
@@ -138,6 +141,8 @@ func (a App) parse(args []string, stderr io.Writer) (*config, error) {
 		return nil, fmt.Errorf("-timeout %v: must not be negative", cfg.timeout)
 	case cfg.stealWait <= 0:
 		return nil, fmt.Errorf("-steal-timeout %v: must be positive", cfg.stealWait)
+	case cfg.sites < 0:
+		return nil, fmt.Errorf("-sites %d: must not be negative", cfg.sites)
 	case cfg.goroutines && cfg.np > 0:
 		return nil, errors.New("-goroutines with -np: the goroutine baseline runs in one process")
 	case cfg.goroutines && a.Alone == nil:
@@ -183,6 +188,9 @@ func (a App) run(ctx context.Context, cfg *config, stdout io.Writer) error {
 		return a.print(stdout, cfg, output{App: a.Name, Processes: 1, Seconds: secs, Result: fields}, line, nil)
 	}
 	opts := append(dc.IbisOptions(), cfg.ipl...)
+	if cfg.sites > 0 {
+		opts = append(opts, ipl.WithTag(fmt.Sprintf("site%d", launchRank()%cfg.sites)))
+	}
 	var icfg ipl.Config
 	for _, o := range opts {
 		o(&icfg)
@@ -244,4 +252,15 @@ func (a App) print(w io.Writer, cfg *config, out output, line string, rep *dc.Re
 			t.Spawned, t.Steals, t.AttemptsPerSteal(), t.WideAreaMessages)
 	}
 	return nil
+}
+
+// launchRank is this process's index in its launch: ibis-run's and -np's IBIS_RANK, or
+// the MPI rank of Open MPI's mpirun; 0 when neither says.
+func launchRank() int {
+	for _, env := range []string{"IBIS_RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK"} {
+		if v, err := strconv.Atoi(os.Getenv(env)); err == nil && v >= 0 {
+			return v
+		}
+	}
+	return 0
 }

@@ -1,0 +1,85 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/ibisgo/ibis/internal/dcapp/apptest"
+)
+
+func TestMain(m *testing.M) {
+	if os.Getenv(apptest.EnvAsMain) == "1" {
+		main()
+	}
+	os.Exit(m.Run())
+}
+
+// TestPools runs fib on local pools of 1, 2, 3 and 5 processes in two emulated sites with
+// every steal algorithm (tcp; nio at 3 processes), and requires the checked result and a
+// report of every process that accounts for every job.
+func TestPools(t *testing.T) {
+	const n = 24
+	for _, impl := range []string{"tcp", "nio"} {
+		for _, algo := range []string{"rs", "crs", "trs"} {
+			for _, np := range []int{1, 2, 3, 5} {
+				if impl == "nio" && np != 3 {
+					continue
+				}
+				t.Run(fmt.Sprintf("%s/%s/np=%d", impl, algo, np), func(t *testing.T) {
+					out := apptest.RunJSON(t, nil, "-np", fmt.Sprint(np), "-impl", impl, "-steal", algo, "-sites", "2",
+						"-n", fmt.Sprint(n), "-timeout", "3m")
+					if got := out.Result["fib"]; got != float64(fibIter(n)) {
+						t.Errorf("fib(%d) = %v, want %d", n, got, fibIter(n))
+					}
+					if out.Processes != np || out.Impl != impl || out.Statistics.Algorithm != algo {
+						t.Errorf("ran on %d processes over %s with %s, want %d over %s with %s",
+							out.Processes, out.Impl, out.Statistics.Algorithm, np, impl, algo)
+					}
+					if tot := out.Statistics.Total; tot.Spawned != tot.Executed {
+						t.Errorf("%d jobs spawned, %d executed", tot.Spawned, tot.Executed)
+					}
+				})
+			}
+		}
+	}
+}
+
+func TestGoroutinesAndThreshold(t *testing.T) {
+	out := apptest.RunJSON(t, nil, "-goroutines", "-n", "25", "-threshold", "10")
+	if out.Result["fib"] != float64(fibIter(25)) {
+		t.Errorf("goroutines: %v", out.Result)
+	}
+	out = apptest.RunJSON(t, nil, "-np", "2", "-n", "30", "-threshold", "15")
+	if out.Result["fib"] != float64(fibIter(30)) {
+		t.Errorf("threshold: %v", out.Result)
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-n", "-1"}, "-n -1: must be 0 to 90"},
+		{[]string{"-n", "91"}, "-n 91"},
+		{[]string{"-steal", "ws"}, `steal algorithm "ws"`},
+		{[]string{"-np", "2", "-impl", "mp"}, "MPI processes are started by mpirun"},
+		{[]string{"-goroutines", "-np", "2"}, "the goroutine baseline runs in one process"},
+		{[]string{"extra"}, `unexpected argument "extra"`},
+	} {
+		_, stderr, code := apptest.Run(t, nil, tc.args...)
+		if code != 2 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 and %q", tc.args, code, stderr, tc.want)
+		}
+	}
+}
+
+func TestFibIter(t *testing.T) {
+	for n := range 30 {
+		if fibIter(n) != fibSeq(n) {
+			t.Fatalf("fib(%d): iteration %d, recursion %d", n, fibIter(n), fibSeq(n))
+		}
+	}
+}

@@ -1,0 +1,85 @@
+// Package apptest runs the divide-and-conquer applications as real processes in their
+// tests: the test binary re-executes itself as the application (TestMain calls the
+// program's main when EnvAsMain is set), so -np pools are real pools of processes.
+package apptest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// EnvAsMain, set to 1, makes a test binary run the program's main (see TestMain in the
+// applications' tests).
+const EnvAsMain = "DCAPP_TEST_AS_MAIN"
+
+// Run runs this test binary as the program with args (and env added to an environment
+// without IBIS_ variables) and returns its stdout, stderr and exit status.
+func Run(t *testing.T, env []string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], args...)
+	// The race detector sleeps a second before a process exits, unless told not to.
+	cmd.Env = []string{EnvAsMain + "=1", "GORACE=atexit_sleep_ms=0 " + os.Getenv("GORACE")}
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "IBIS_") && !strings.HasPrefix(kv, "GORACE=") && !strings.HasPrefix(kv, EnvAsMain) {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, env...)
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = 15 * time.Second
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code = cmd.ProcessState.ExitCode()
+	if err != nil && code <= 0 {
+		t.Fatalf("%v: %v\n%s", args, err, errb.String())
+	}
+	return out.String(), errb.String(), code
+}
+
+// Output is the part of an application's -json output the tests check.
+type Output struct {
+	App        string         `json:"app"`
+	Impl       string         `json:"impl"`
+	Processes  int            `json:"processes"`
+	Result     map[string]any `json:"result"`
+	Statistics struct {
+		Algorithm string `json:"algorithm"`
+		Total     struct {
+			Spawned  int64 `json:"spawned"`
+			Executed int64 `json:"executed"`
+			Steals   int64 `json:"steals"`
+		} `json:"total"`
+		Processes []struct {
+			Site string `json:"site"`
+		} `json:"processes"`
+	} `json:"statistics"`
+}
+
+// RunJSON runs the program with -json added and decodes the root's output; it fails the
+// test when the program fails or prints anything else than one JSON object on stdout.
+func RunJSON(t *testing.T, env []string, args ...string) Output {
+	t.Helper()
+	stdout, stderr, code := Run(t, env, append(args, "-json")...)
+	if code != 0 {
+		t.Fatalf("%v: exit %d\n%s", args, code, stderr)
+	}
+	var out Output
+	dec := json.NewDecoder(strings.NewReader(stdout))
+	if err := dec.Decode(&out); err != nil {
+		t.Fatalf("%v: stdout is not JSON: %v\n%s", args, err, stdout)
+	}
+	if dec.More() {
+		t.Fatalf("%v: more than one JSON object on stdout:\n%s", args, stdout)
+	}
+	return out
+}
