@@ -120,3 +120,18 @@ func reportText(r dc.Report) string {
 	r.Print(&b)
 	return b.String()
 }
+
+// TestWideAreaDelay runs with an emulated wide area between the two sites of the pool:
+// messages between sites are held back, and the result is still right.
+func TestWideAreaDelay(t *testing.T) {
+	for _, algo := range []dc.Algorithm{dc.RS, dc.CRS, dc.TRS} {
+		t.Run(algo.String(), func(t *testing.T) {
+			rts := localPool(t, "tcp", 3, dc.WithAlgorithm(algo), dc.WithWideAreaDelay(2*time.Millisecond))
+			for i, got := range runAll(t, rts, fibKind, 20) {
+				if got != fibSeq(20) {
+					t.Errorf("process %d: fib(20) = %d", i, got)
+				}
+			}
+		})
+	}
+}

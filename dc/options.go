@@ -72,6 +72,7 @@ type options struct {
 	stealTimeout time.Duration
 	sendTimeout  time.Duration
 	seed         int64
+	wanDelay     time.Duration
 }
 
 // WithAlgorithm chooses the steal algorithm (default RS).
@@ -90,6 +91,17 @@ func WithSendTimeout(d time.Duration) Option { return func(o *options) { o.sendT
 // WithSeed seeds the choice of victims (default: from the clock and the process), for
 // runs that should choose alike.
 func WithSeed(s int64) Option { return func(o *options) { o.seed = s } }
+
+// WithWideAreaDelay emulates a wide area between sites: every message to a process of
+// another site leaves d after it was sent (in order per destination), as over a link of
+// latency d. It stands in for kernel-level emulation (tc netem) on machines without it;
+// see scripts/dc-sites.sh. Data of the Ibis itself (connection set-up, the registry) is
+// not delayed.
+func WithWideAreaDelay(d time.Duration) Option { return func(o *options) { o.wanDelay = d } }
+
+// EnvWideAreaDelay names the environment variable the applications read for
+// WithWideAreaDelay (a Go duration, such as 10ms).
+const EnvWideAreaDelay = "IBIS_DC_WAN_DELAY"
 
 // EnvSite names the environment variable that holds a process's site, for CRS and the
 // wide-area statistics; IbisOptions puts it in the Ibis's tag.

@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
+
+	"go.uber.org/zap"
 
 	"github.com/ibisgo/ibis/ipl"
 )
@@ -15,6 +18,16 @@ type peer struct {
 	mu     sync.Mutex // one sender at a time, and the connect
 	sp     ipl.SendPort
 	closed bool
+	// late holds the messages an emulated wide-area link delays (WithWideAreaDelay),
+	// in order; a goroutine of the peer sends each when it is due.
+	late chan delayed // guarded by the runtime's mu until made
+}
+
+// delayed is a message held back by an emulated wide-area link.
+type delayed struct {
+	due     time.Time
+	h       header
+	payload func(writer) error
 }
 
 // errPeerGone: the process died or left, or the runtime closed.
@@ -37,12 +50,79 @@ func (rt *Runtime) peerFor(id ipl.IbisIdentifier) *peer {
 }
 
 // send writes one message to id: h, then what payload writes (nil: nothing). It connects
-// first when needed; the whole send is bounded by the send timeout.
+// first when needed; the whole send is bounded by the send timeout. A message to another
+// site, when the runtime emulates a wide area, leaves after the emulated latency instead
+// (and its failure is only logged).
 func (rt *Runtime) send(id ipl.IbisIdentifier, h *header, payload func(writer) error) error {
 	p := rt.peerFor(id)
 	if p == nil {
 		return fmt.Errorf("sending to %s: %w", id, errPeerGone)
 	}
+	if d := rt.o.wanDelay; d > 0 && id.Tag != rt.site && rt.startLate(p) {
+		select {
+		case p.late <- delayed{due: time.Now().Add(d), h: *h, payload: payload}:
+			return nil
+		case <-rt.life.Done():
+			return fmt.Errorf("sending to %s: %w", id, errPeerGone)
+		}
+	}
+	return rt.sendNow(p, h, payload)
+}
+
+// startLate makes sure p's delayed messages have their goroutine; false once the runtime
+// is closing (messages then go at once).
+func (rt *Runtime) startLate(p *peer) bool {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	select {
+	case <-rt.flush:
+		return false
+	default:
+	}
+	if p.late == nil {
+		p.late = make(chan delayed, 1024)
+		rt.lateWG.Add(1)
+		go func() {
+			defer rt.lateWG.Done()
+			rt.sendLate(p)
+		}()
+	}
+	return true
+}
+
+// sendLate sends a peer's delayed messages in order, each when it is due; when the
+// runtime closes it sends what is left at once (the statistics for the root, say).
+func (rt *Runtime) sendLate(p *peer) {
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for {
+		var m delayed
+		select {
+		case <-rt.flush:
+			for {
+				select {
+				case m := <-p.late:
+					_ = rt.sendNow(p, &m.h, m.payload)
+				default:
+					return
+				}
+			}
+		case m = <-p.late:
+		}
+		timer.Reset(time.Until(m.due))
+		select {
+		case <-rt.flush:
+		case <-timer.C:
+		}
+		if err := rt.sendNow(p, &m.h, m.payload); err != nil {
+			rt.log.Debug("a delayed message was not sent", zap.Stringer("to", p.id), zap.Error(err))
+		}
+	}
+}
+
+// sendNow is send without the emulated delay.
+func (rt *Runtime) sendNow(p *peer, h *header, payload func(writer) error) error {
+	id := p.id
 	ctx, cancel := context.WithTimeout(rt.life, rt.o.sendTimeout)
 	defer cancel()
 	p.mu.Lock()

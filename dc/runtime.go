@@ -43,6 +43,10 @@ type Runtime struct {
 	life context.Context
 	stop context.CancelFunc
 	wg   sync.WaitGroup
+	// flush, closed by Close, makes the emulated wide area send what it holds at once;
+	// lateWG waits for that.
+	flush  chan struct{}
+	lateWG sync.WaitGroup
 
 	mu          sync.Mutex
 	members     map[string]ipl.IbisIdentifier // live peers by ID (not this process)
@@ -73,6 +77,7 @@ type Runtime struct {
 	rootRes body  // where a msgDone's result goes
 	rootID  ipl.IbisIdentifier
 	ran     atomic.Bool
+	closeOnce sync.Once
 	report  Report // the root's, after Run
 }
 
@@ -118,7 +123,7 @@ func New(ctx context.Context, ib ipl.Ibis, opts ...Option) (*Runtime, error) {
 		rng:     rand.New(rand.NewPCG(uint64(seed), uint64(self.Number()))),
 		members: map[string]ipl.IbisIdentifier{}, dead: map[string]bool{}, died: map[string]bool{}, peers: map[string]*peer{},
 		outstanding: map[int64]given{}, waits: map[int64]*stealWait{}, statsIn: map[string]Stats{},
-		statsWake: make(chan struct{}, 1), wake: make(chan struct{}, 1), ended: make(chan struct{})}
+		statsWake: make(chan struct{}, 1), wake: make(chan struct{}, 1), ended: make(chan struct{}), flush: make(chan struct{})}
 	rt.w = &Ctx{rt: rt, dq: newDeque()}
 	rt.w.stats.Process, rt.w.stats.Site = self.ID, self.Tag
 	rt.life, rt.stop = context.WithCancel(context.Background())
@@ -145,6 +150,12 @@ func New(ctx context.Context, ib ipl.Ibis, opts ...Option) (*Runtime, error) {
 // stays the caller's to close. A Run still going fails with ipl.ErrClosed.
 func (rt *Runtime) Close() error {
 	rt.end(fmt.Errorf("dc: %w", ipl.ErrClosed))
+	rt.closeOnce.Do(func() {
+		rt.mu.Lock()
+		close(rt.flush)
+		rt.mu.Unlock()
+	})
+	rt.lateWG.Wait()
 	rt.stop()
 	err := rt.rp.Close()
 	rt.mu.Lock()

@@ -70,6 +70,7 @@ type config struct {
 	stealWait  time.Duration
 	verbose    bool
 	sites      int
+	wanDelay   time.Duration
 	ipl        []ipl.Option
 	impl       string
 	set        map[string]bool
@@ -119,6 +120,7 @@ func (a App) parse(args []string, stderr io.Writer) (*config, error) {
 	fs.DurationVar(&cfg.timeout, "timeout", 0, "give up after this long (0: never)")
 	fs.DurationVar(&cfg.stealWait, "steal-timeout", 10*time.Second, "how long a thief waits for the answer to a steal request")
 	fs.BoolVar(&cfg.verbose, "v", false, "log what the work-stealing runtime does (on stderr)")
+	fs.DurationVar(&cfg.wanDelay, "wan-delay", envDuration(dc.EnvWideAreaDelay), "emulate a wide area: delay every message to another site by this much (default $"+dc.EnvWideAreaDelay+")")
 	fs.IntVar(&cfg.sites, "sites", 0, "split the processes into this many sites by rank (site<rank mod sites>), for CRS without a real wide area (0: IBIS_SITE, or one site)")
 	if a.Flags != nil {
 		a.Flags(fs)
@@ -141,6 +143,8 @@ func (a App) parse(args []string, stderr io.Writer) (*config, error) {
 		return nil, fmt.Errorf("-timeout %v: must not be negative", cfg.timeout)
 	case cfg.stealWait <= 0:
 		return nil, fmt.Errorf("-steal-timeout %v: must be positive", cfg.stealWait)
+	case cfg.wanDelay < 0:
+		return nil, fmt.Errorf("-wan-delay %v: must not be negative", cfg.wanDelay)
 	case cfg.sites < 0:
 		return nil, fmt.Errorf("-sites %d: must not be negative", cfg.sites)
 	case cfg.goroutines && cfg.np > 0:
@@ -212,7 +216,8 @@ func (a App) run(ctx context.Context, cfg *config, stdout io.Writer) error {
 			return errors.Join(err, ib.Close())
 		}
 	}
-	rt, err := dc.New(ctx, ib, dc.WithAlgorithm(cfg.algo), dc.WithStealTimeout(cfg.stealWait), dc.WithLogger(log))
+	rt, err := dc.New(ctx, ib, dc.WithAlgorithm(cfg.algo), dc.WithStealTimeout(cfg.stealWait), dc.WithLogger(log),
+		dc.WithWideAreaDelay(cfg.wanDelay))
 	if err != nil {
 		return errors.Join(err, ib.Close())
 	}
@@ -263,4 +268,13 @@ func launchRank() int {
 		}
 	}
 	return 0
+}
+
+// envDuration reads a duration from the environment (0 when unset or not a duration).
+func envDuration(name string) time.Duration {
+	d, err := time.ParseDuration(os.Getenv(name))
+	if err != nil {
+		return 0
+	}
+	return d
 }
