@@ -89,12 +89,3 @@ func (d *deque) steal() *task {
 		}
 	}
 }
-
-// size is how many jobs the deque holds (a snapshot).
-func (d *deque) size() int64 {
-	n := d.bottom.Load() - d.top.Load()
-	if n < 0 {
-		return 0
-	}
-	return n
-}

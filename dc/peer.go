@@ -103,6 +103,7 @@ func (rt *Runtime) sendLate(p *peer) {
 				select {
 				case m := <-p.late:
 					_ = rt.sendNow(p, &m.h, m.payload)
+					rt.sent()
 				default:
 					return
 				}
@@ -117,7 +118,19 @@ func (rt *Runtime) sendLate(p *peer) {
 		if err := rt.sendNow(p, &m.h, m.payload); err != nil {
 			rt.log.Debug("a delayed message was not sent", zap.Stringer("to", p.id), zap.Error(err))
 		}
+		rt.sent()
 	}
+}
+
+// sent orders a delayed send before whatever the dispatcher does next under the
+// runtime's lock. The answer to a message (the result of a job whose argument it
+// carried) reaches the dispatcher only after the message left, but through the network,
+// which the race detector cannot see; without this it would take the reuse of the job's
+// task after that answer for a race with the encoding of its argument.
+func (rt *Runtime) sent() {
+	rt.mu.Lock()
+	//lint:ignore SA2001 an empty critical section, for its ordering alone
+	rt.mu.Unlock()
 }
 
 // sendNow is send without the emulated delay.

@@ -50,8 +50,8 @@ type Runtime struct {
 
 	mu          sync.Mutex
 	members     map[string]ipl.IbisIdentifier // live peers by ID (not this process)
-	dead        map[string]bool // died or left
-	died        map[string]bool // died: no statistics will come
+	dead        map[string]bool               // died or left
+	died        map[string]bool               // died: no statistics will come
 	peers       map[string]*peer
 	outstanding map[int64]given      // jobs stolen from this process, by stamp
 	waits       map[int64]*stealWait // this process's unanswered steal requests
@@ -69,16 +69,16 @@ type Runtime struct {
 	requeued    atomic.Int64 // jobs run again because their thief died
 	asyncSteals atomic.Int64 // wide-area steals of CRS that brought a job
 
-	wake    chan struct{} // news for the worker: a result, a job, the end
-	ending  atomic.Bool
-	endOnce sync.Once
-	ended   chan struct{}
-	endErr  error // why the run ended badly, set before ended closes
-	rootRes body  // where a msgDone's result goes
-	rootID  ipl.IbisIdentifier
-	ran     atomic.Bool
+	wake      chan struct{} // news for the worker: a result, a job, the end
+	ending    atomic.Bool
+	endOnce   sync.Once
+	ended     chan struct{}
+	endErr    error // why the run ended badly, set before ended closes
+	rootRes   body  // where a msgDone's result goes
+	rootID    ipl.IbisIdentifier
+	ran       atomic.Bool
 	closeOnce sync.Once
-	report  Report // the root's, after Run
+	report    Report // the root's, after Run
 }
 
 // given is a job another process stole: who has it, to run it again here if it dies.

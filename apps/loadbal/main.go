@@ -11,6 +11,7 @@ import (
 	"flag"
 	"fmt"
 	"strings"
+	"sync/atomic"
 
 	"github.com/ibisgo/ibis/dc"
 	"github.com/ibisgo/ibis/internal/dcapp"
@@ -117,7 +118,8 @@ func spin(units int) uint64 {
 	return x
 }
 
-var sink uint64
+// sink keeps spin from being optimised away.
+var sink atomic.Int64
 
 var loadKind *dc.Kind[node, int64]
 
@@ -128,7 +130,7 @@ func loadJob(c *dc.Ctx, n node) int64 {
 	kids := n.children()
 	if len(kids) == 0 {
 		if spin(n.Work) == 0 {
-			sink++
+			sink.Add(1) // never: a xorshift state is never 0
 		}
 		return 1
 	}

@@ -140,4 +140,3 @@ func report(n, depth int, got int64) (string, map[string]any, error) {
 	return fmt.Sprintf("%d-queens: %d solutions (checked)", n, got),
 		map[string]any{"n": n, "depth": depth, "solutions": got}, nil
 }
-
