@@ -112,7 +112,7 @@ func (a App) parse(args []string, stderr io.Writer) (*config, error) {
 	cfg := &config{}
 	opts := ipl.Flags(fs)
 	fs.IntVar(&cfg.np, "np", 0, "start this many local processes with an embedded registry (0: join the pool of the environment)")
-	fs.BoolVar(&cfg.bind, "bind", true, "with -np, bind each process to a core of its own when there are enough")
+	fs.BoolVar(&cfg.bind, "bind", false, "with -np, bind each process to a core of its own when there are enough (its dispatcher then shares the core with the worker and answers steal requests late)")
 	fs.Var(&cfg.algo, "steal", "work-stealing algorithm: rs (random), crs (cluster-aware random) or trs (transitive random)")
 	fs.BoolVar(&cfg.jsonOut, "json", false, "print the result and statistics as one JSON object")
 	fs.BoolVar(&cfg.stats, "stats", false, "print the statistics of every process after the result")
