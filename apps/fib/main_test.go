@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"strings"
 	"testing"
 
 	"github.com/ibisgo/ibis/internal/dcapp/apptest"
@@ -58,22 +57,14 @@ func TestGoroutinesAndThreshold(t *testing.T) {
 }
 
 func TestBadInput(t *testing.T) {
-	for _, tc := range []struct {
-		args []string
-		want string
-	}{
-		{[]string{"-n", "-1"}, "-n -1: must be 0 to 90"},
-		{[]string{"-n", "91"}, "-n 91"},
-		{[]string{"-steal", "ws"}, `steal algorithm "ws"`},
-		{[]string{"-np", "2", "-impl", "mp"}, "MPI processes are started by mpirun"},
-		{[]string{"-goroutines", "-np", "2"}, "the goroutine baseline runs in one process"},
-		{[]string{"extra"}, `unexpected argument "extra"`},
-	} {
-		_, stderr, code := apptest.Run(t, nil, tc.args...)
-		if code != 2 || !strings.Contains(stderr, tc.want) {
-			t.Errorf("%v: exit %d, stderr %q; want exit 2 and %q", tc.args, code, stderr, tc.want)
-		}
-	}
+	apptest.Refuses(t, []apptest.Usage{
+		{Args: []string{"-n", "-1"}, Want: "-n -1: must be 0 to 90"},
+		{Args: []string{"-n", "91"}, Want: "-n 91"},
+		{Args: []string{"-steal", "ws"}, Want: `steal algorithm "ws"`},
+		{Args: []string{"-np", "2", "-impl", "mp"}, Want: "MPI processes are started by mpirun"},
+		{Args: []string{"-goroutines", "-np", "2"}, Want: "the goroutine baseline runs in one process"},
+		{Args: []string{"extra"}, Want: `unexpected argument "extra"`},
+	})
 }
 
 func TestFibIter(t *testing.T) {

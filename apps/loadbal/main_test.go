@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"strings"
 	"testing"
 
 	"github.com/ibisgo/ibis/internal/dcapp/apptest"
@@ -31,19 +30,11 @@ func TestDistributions(t *testing.T) {
 }
 
 func TestBadInput(t *testing.T) {
-	for _, tc := range []struct {
-		args []string
-		want string
-	}{
-		{[]string{"-dist", "zipf"}, `-dist "zipf": must be one of`},
-		{[]string{"-dist", "balanced", "-size", "40"}, "-size 40: must be 1 to 24 for balanced"},
-		{[]string{"-work", "-1"}, "-work -1"},
-	} {
-		_, stderr, code := apptest.Run(t, nil, tc.args...)
-		if code != 2 || !strings.Contains(stderr, tc.want) {
-			t.Errorf("%v: exit %d, stderr %q; want exit 2 and %q", tc.args, code, stderr, tc.want)
-		}
-	}
+	apptest.Refuses(t, []apptest.Usage{
+		{Args: []string{"-dist", "zipf"}, Want: `-dist "zipf": must be one of`},
+		{Args: []string{"-dist", "balanced", "-size", "40"}, Want: "-size 40: must be 1 to 24 for balanced"},
+		{Args: []string{"-work", "-1"}, Want: "-work -1"},
+	})
 }
 
 func TestLeaves(t *testing.T) {

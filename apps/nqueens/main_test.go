@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"strings"
 	"testing"
 
 	"github.com/ibisgo/ibis/internal/dcapp/apptest"
@@ -46,19 +45,11 @@ func TestPools(t *testing.T) {
 }
 
 func TestBadInput(t *testing.T) {
-	for _, tc := range []struct {
-		args []string
-		want string
-	}{
-		{[]string{"-n", "0"}, "-n 0: must be 1 to 20"},
-		{[]string{"-n", "21"}, "-n 21"},
-		{[]string{"-depth", "-2"}, "-depth -2"},
-	} {
-		_, stderr, code := apptest.Run(t, nil, tc.args...)
-		if code != 2 || !strings.Contains(stderr, tc.want) {
-			t.Errorf("%v: exit %d, stderr %q; want exit 2 and %q", tc.args, code, stderr, tc.want)
-		}
-	}
+	apptest.Refuses(t, []apptest.Usage{
+		{Args: []string{"-n", "0"}, Want: "-n 0: must be 1 to 20"},
+		{Args: []string{"-n", "21"}, Want: "-n 21"},
+		{Args: []string{"-depth", "-2"}, Want: "-depth -2"},
+	})
 }
 
 func TestGoroutines(t *testing.T) {

@@ -41,20 +41,12 @@ func TestPools(t *testing.T) {
 }
 
 func TestBadInput(t *testing.T) {
-	for _, tc := range []struct {
-		args []string
-		want string
-	}{
-		{[]string{"-tree", "T4"}, `-tree "T4": no such sample tree`},
-		{[]string{"-tree", "T1", "-b", "3"}, "give a sample tree or a tree of your own"},
-		{[]string{"-t", "2"}, "tree type 2"},
-		{[]string{"-q", "1.5"}, "probability 1.5"},
-		{[]string{"-m", "1000"}, "binomial children 1000"},
-		{[]string{"-d", "0"}, "depth 0"},
-	} {
-		_, stderr, code := apptest.Run(t, nil, tc.args...)
-		if code != 2 || !strings.Contains(stderr, tc.want) {
-			t.Errorf("%v: exit %d, stderr %q; want exit 2 and %q", tc.args, code, stderr, tc.want)
-		}
-	}
+	apptest.Refuses(t, []apptest.Usage{
+		{Args: []string{"-tree", "T4"}, Want: `-tree "T4": no such sample tree`},
+		{Args: []string{"-tree", "T1", "-b", "3"}, Want: "give a sample tree or a tree of your own"},
+		{Args: []string{"-t", "2"}, Want: "tree type 2"},
+		{Args: []string{"-q", "1.5"}, Want: "probability 1.5"},
+		{Args: []string{"-m", "1000"}, Want: "binomial children 1000"},
+		{Args: []string{"-d", "0"}, Want: "depth 0"},
+	})
 }

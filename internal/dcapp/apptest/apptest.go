@@ -83,3 +83,20 @@ func RunJSON(t *testing.T, env []string, args ...string) Output {
 	}
 	return out
 }
+
+// Usage is a command line the program must refuse: exit status 2 and Want in its stderr.
+type Usage struct {
+	Args []string
+	Want string
+}
+
+// Refuses runs the program with each command line and requires its refusal.
+func Refuses(t *testing.T, cases []Usage) {
+	t.Helper()
+	for _, tc := range cases {
+		_, stderr, code := Run(t, nil, tc.Args...)
+		if code != 2 || !strings.Contains(stderr, tc.Want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 and %q", tc.Args, code, stderr, tc.Want)
+		}
+	}
+}
