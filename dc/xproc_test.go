@@ -45,6 +45,7 @@ var (
 	hold     *dc.Kind[int, int64]
 	joinRoot *dc.Kind[int, int64]
 	await    *dc.Kind[int, int64]
+	block    *dc.Kind[int, int64]
 )
 
 func init() {
@@ -75,6 +76,12 @@ func init() {
 			fmt.Println(lineSaw)
 		}
 		return int64(i * i)
+	})
+	// rootdie: the root job blocks until its process is killed.
+	block = dc.Define("test.block", func(c *dc.Ctx, _ int) int64 {
+		fmt.Println(lineRunning)
+		<-c.Ibis().Done()
+		return 0
 	})
 	// join: the root spawns n jobs that all wait until the late joiner has run one.
 	joinRoot = dc.Define("test.join", func(c *dc.Ctx, n int) int64 {
@@ -148,6 +155,8 @@ func child(scenario string) int {
 		res, err = dc.Run(ctx, rt, killRoot, arg)
 	case "join":
 		res, err = dc.Run(ctx, rt, joinRoot, arg)
+	case "rootdie":
+		res, err = dc.Run(ctx, rt, block, arg)
 	default:
 		err = fmt.Errorf("no scenario %q", scenario)
 	}
@@ -257,17 +266,24 @@ func (pr *proc) waitLine(t *testing.T, want string) {
 	}
 }
 
-// wait waits for the process to end and returns its result and, from the root, report.
-func (pr *proc) wait(t *testing.T) (int64, *dc.Report) {
+// end waits for the process to end and returns how.
+func (pr *proc) end(t *testing.T) error {
 	t.Helper()
 	select {
 	case err := <-pr.done:
 		pr.done <- err // for the cleanup
-		if err != nil {
-			t.Fatalf("process failed: %v\n%s", err, pr.errText())
-		}
+		return err
 	case <-time.After(3 * time.Minute):
 		t.Fatalf("process did not end; stderr:\n%s", pr.errText())
+		return nil
+	}
+}
+
+// wait waits for the process to end and returns its result and, from the root, report.
+func (pr *proc) wait(t *testing.T) (int64, *dc.Report) {
+	t.Helper()
+	if err := pr.end(t); err != nil {
+		t.Fatalf("process failed: %v\n%s", err, pr.errText())
 	}
 	pr.mu.Lock()
 	defer pr.mu.Unlock()
@@ -390,5 +406,20 @@ func TestLateJoiner(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestRootDied kills the process running the root job: the others end with ErrRootDied.
+func TestRootDied(t *testing.T) {
+	p := newPool(t, "tcp", dc.RS)
+	root := p.start("rootdie", 0, "")
+	worker := p.start("rootdie", 0, "worker")
+	root.waitLine(t, lineRunning)
+	if err := root.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	err := worker.end(t)
+	if err == nil || !strings.Contains(worker.errText(), dc.ErrRootDied.Error()) {
+		t.Errorf("the worker ended with %v, stderr %q; want a failure naming %q", err, worker.errText(), dc.ErrRootDied)
 	}
 }
