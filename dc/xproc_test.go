@@ -195,6 +195,7 @@ type pool struct {
 	name string
 	impl string
 	algo dc.Algorithm
+	size int // closed-world pool size; 0: open (processes may join late)
 }
 
 func newPool(t *testing.T, impl string, algo dc.Algorithm) *pool {
@@ -217,7 +218,7 @@ func (p *pool) start(scenario string, arg int, site string) *proc {
 		}
 	}
 	cmd.Env = append(cmd.Env, envScenario+"="+scenario, envAlgo+"="+p.algo.String(), envArg+"="+strconv.Itoa(arg),
-		"IBIS_REGISTRY="+p.addr, "IBIS_POOL="+p.name, "IBIS_IMPL="+p.impl, "IBIS_SITE="+site, "IBIS_HEARTBEAT=200ms")
+		"IBIS_REGISTRY="+p.addr, "IBIS_POOL="+p.name, "IBIS_IMPL="+p.impl, "IBIS_SITE="+site, "IBIS_HEARTBEAT=200ms", "IBIS_POOL_SIZE="+strconv.Itoa(p.size))
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -334,6 +335,7 @@ func TestPoolOfProcesses(t *testing.T) {
 				}
 				t.Run(fmt.Sprintf("%s/%s/P=%d", impl, algo, np), func(t *testing.T) {
 					p := newPool(t, impl, algo)
+					p.size = np // all of them take part: none joins after a short run ended
 					procs := make([]*proc, np)
 					for i := range procs {
 						procs[i] = p.start("fib", n, fmt.Sprintf("site%d", i%2))
