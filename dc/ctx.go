@@ -60,6 +60,11 @@ type jobFailed struct{ why string }
 // Ibis returns the Ibis the worker's process runs on (its registry, for instance).
 func (c *Ctx) Ibis() ipl.Ibis { return c.rt.ib }
 
+// Done is closed when the run has ended under the job: its result is in, it failed, or
+// it was cancelled. A job that waits for something outside dc should give up then; one
+// that computes is stopped at its next Spawn or Sync.
+func (c *Ctx) Done() <-chan struct{} { return c.rt.ended }
+
 // Site returns the site of the worker's process (see WithSite).
 func (c *Ctx) Site() string { return c.rt.site }
 

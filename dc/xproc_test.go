@@ -77,8 +77,28 @@ func init() {
 		}
 		return int64(i * i)
 	})
-	// rootdie: the root job blocks until its process is killed.
-	block = dc.Define("test.block", func(c *dc.Ctx, _ int) int64 {
+	// rootdie: the root job spawns two jobs; the worker steals one and waits in it for
+	// the end of the run; the root runs the other, which says so once the worker holds
+	// its job, and blocks until the root process is killed.
+	block = dc.Define("test.block", func(c *dc.Ctx, depth int) int64 {
+		if depth == 0 {
+			a, b := block.Spawn(c, 1), block.Spawn(c, 1)
+			c.Sync()
+			return a.Value() + b.Value()
+		}
+		reg := c.Ibis().Registry()
+		if c.Site() == "worker" {
+			if _, err := reg.Elect(context.Background(), "worker-holds"); err != nil {
+				panic(err)
+			}
+			<-c.Done()
+			return 0
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if _, err := reg.ElectionResult(ctx, "worker-holds"); err != nil {
+			panic(err)
+		}
 		fmt.Println(lineRunning)
 		<-c.Ibis().Done()
 		return 0
