@@ -81,8 +81,9 @@ func WithAlgorithm(a Algorithm) Option { return func(o *options) { o.algo = a } 
 // WithLogger gives the runtime a logger (default: none).
 func WithLogger(l *zap.Logger) Option { return func(o *options) { o.log = l } }
 
-// WithStealTimeout bounds the wait for the answer to a steal request (default 10 s): a
-// request lost with a process that died counts as refused after it.
+// WithStealTimeout bounds sending a steal request and waiting for its answer (default
+// 10 s): a request lost with a process that died, or to one without dc's port, counts as
+// refused after it.
 func WithStealTimeout(d time.Duration) Option { return func(o *options) { o.stealTimeout = d } }
 
 // WithSendTimeout bounds connecting to a peer and sending it one message (default 60 s).

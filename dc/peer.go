@@ -54,6 +54,12 @@ func (rt *Runtime) peerFor(id ipl.IbisIdentifier) *peer {
 // site, when the runtime emulates a wide area, leaves after the emulated latency instead
 // (and its failure is only logged).
 func (rt *Runtime) send(id ipl.IbisIdentifier, h *header, payload func(writer) error) error {
+	return rt.sendWithin(id, h, payload, rt.o.sendTimeout)
+}
+
+// sendWithin is send bounded by within instead of the send timeout: a steal request to a
+// process that has no dc port (yet) is not worth the wait of a result.
+func (rt *Runtime) sendWithin(id ipl.IbisIdentifier, h *header, payload func(writer) error, within time.Duration) error {
 	p := rt.peerFor(id)
 	if p == nil {
 		return fmt.Errorf("sending to %s: %w", id, errPeerGone)
@@ -66,7 +72,7 @@ func (rt *Runtime) send(id ipl.IbisIdentifier, h *header, payload func(writer) e
 			return fmt.Errorf("sending to %s: %w", id, errPeerGone)
 		}
 	}
-	return rt.sendNow(p, h, payload)
+	return rt.sendNow(p, h, payload, within)
 }
 
 // startLate makes sure p's delayed messages have their goroutine; false once the runtime
@@ -102,7 +108,7 @@ func (rt *Runtime) sendLate(p *peer) {
 			for {
 				select {
 				case m := <-p.late:
-					_ = rt.sendNow(p, &m.h, m.payload)
+					_ = rt.sendNow(p, &m.h, m.payload, rt.o.sendTimeout)
 					rt.sent()
 				default:
 					return
@@ -115,7 +121,7 @@ func (rt *Runtime) sendLate(p *peer) {
 		case <-rt.flush:
 		case <-timer.C:
 		}
-		if err := rt.sendNow(p, &m.h, m.payload); err != nil {
+		if err := rt.sendNow(p, &m.h, m.payload, rt.o.sendTimeout); err != nil {
 			rt.log.Debug("a delayed message was not sent", zap.Stringer("to", p.id), zap.Error(err))
 		}
 		rt.sent()
@@ -134,9 +140,9 @@ func (rt *Runtime) sent() {
 }
 
 // sendNow is send without the emulated delay.
-func (rt *Runtime) sendNow(p *peer, h *header, payload func(writer) error) error {
+func (rt *Runtime) sendNow(p *peer, h *header, payload func(writer) error, within time.Duration) error {
 	id := p.id
-	ctx, cancel := context.WithTimeout(rt.life, rt.o.sendTimeout)
+	ctx, cancel := context.WithTimeout(rt.life, within)
 	defer cancel()
 	p.mu.Lock()
 	defer p.mu.Unlock()

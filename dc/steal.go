@@ -81,7 +81,7 @@ func (rt *Runtime) stealFrom(c *Ctx, victim ipl.IbisIdentifier, nvictims int) {
 		c.stats.WideAreaAttempts++
 	}
 	var ans stealAnswer
-	if err := rt.send(victim, &header{typ: msgSteal, req: req, peer: rt.self}, nil); err == nil {
+	if err := rt.sendWithin(victim, &header{typ: msgSteal, req: req, peer: rt.self}, nil, rt.o.stealTimeout); err == nil {
 		timer := time.NewTimer(rt.o.stealTimeout)
 		select {
 		case ans = <-w.ch:
@@ -121,7 +121,7 @@ func (rt *Runtime) stealWideArea(c *Ctx, victim ipl.IbisIdentifier) {
 	rt.mu.Unlock()
 	c.stats.StealAttempts++
 	c.stats.WideAreaAttempts++
-	if err := rt.send(victim, &header{typ: msgSteal, req: req, peer: rt.self, flags: flagAsync}, nil); err != nil {
+	if err := rt.sendWithin(victim, &header{typ: msgSteal, req: req, peer: rt.self, flags: flagAsync}, nil, rt.o.stealTimeout); err != nil {
 		rt.mu.Lock()
 		if _, ok := rt.waits[req]; ok {
 			delete(rt.waits, req)
