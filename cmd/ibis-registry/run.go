@@ -79,7 +79,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	fs := flag.NewFlagSet("ibis-registry", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&cfg.host, "host", "0.0.0.0", "address to listen on")
-	fs.IntVar(&cfg.port, "port", defaultPort, "TCP port to listen on (default from $"+portEnv+", else 8888; 0 = any free port)")
+	fs.IntVar(&cfg.port, "port", defaultPort, "TCP port to listen on ($"+portEnv+" sets the default; 0 = any free port)")
 	fs.DurationVar(&cfg.heartbeat, "heartbeat", registry.DefaultHeartbeatInterval,
 		"failure-detection interval: a member silent for 1.5 intervals is declared dead")
 	fs.BoolVar(&cfg.events, "events", false, "print every pool event to stdout")

@@ -100,6 +100,10 @@ func (s *settings) check() error {
 	if err := checkName("-impl", s.impl); err != nil {
 		return err
 	}
+	if s.impl == "mp" {
+		// Its processes would each be an MPI singleton: pools of one, each its own root.
+		return errors.New("-impl mp: MPI processes are started by mpirun or srun, not ibis-run (mpirun -np 4 ./PROGRAM -impl mp)")
+	}
 	if err := checkName("-pool", s.pool); err != nil {
 		return err
 	}

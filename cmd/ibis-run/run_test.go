@@ -339,6 +339,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"-np", "1", "-registry", "h:99999", "prog"}, "port"},
 		{[]string{"-np", "1", "-pool", " padded", "prog"}, "-pool"},
 		{[]string{"-np", "1", "-impl", "a\x00b", "prog"}, "NUL"},
+		{[]string{"-np", "2", "-impl", "mp", "prog"}, "started by mpirun or srun"},
 		{[]string{"-np", "1", "-pool", strings.Repeat("p", 70000), "prog"}, "at most"},
 		{[]string{"-np", "1", ""}, "empty PROGRAM"},
 	}
