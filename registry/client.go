@@ -263,6 +263,10 @@ func (c *Client) acceptJoin(s *session, rep *message, first bool) error {
 	return nil
 }
 
+// dialWarnAfter is how long dial retries quietly before it warns that the registry is
+// not there.
+const dialWarnAfter = 2 * time.Second
+
 // dial connects to addr, retrying with backoff while the server is not
 // there, until ctx (or the dial timeout) ends.
 func dial(ctx context.Context, addr string, cfg clientConfig) (net.Conn, error) {
@@ -273,6 +277,7 @@ func dial(ctx context.Context, addr string, cfg clientConfig) (net.Conn, error) 
 	}
 	var d net.Dialer
 	backoff := 10 * time.Millisecond
+	start, warned := time.Now(), false
 	for attempt := 1; ; attempt++ {
 		conn, err := d.DialContext(ctx, "tcp", addr)
 		if err == nil {
@@ -287,6 +292,13 @@ func dial(ctx context.Context, addr string, cfg clientConfig) (net.Conn, error) 
 		var addrErr *net.AddrError
 		if errors.As(err, &addrErr) {
 			return nil, fmt.Errorf("dial: %w", err)
+		}
+		if !warned && time.Since(start) >= dialWarnAfter {
+			// Say it once, so that a wrong address is not minutes of silence.
+			warned = true
+			deadline, _ := ctx.Deadline()
+			cfg.logger.Warn("registry not reachable; still trying", zap.String("addr", addr),
+				zap.Time("until", deadline), zap.Error(err))
 		}
 		cfg.logger.Debug("registry not reachable yet; retrying", zap.String("addr", addr),
 			zap.Int("attempt", attempt), zap.Error(err))

@@ -23,6 +23,8 @@ import (
 	"syscall"
 	"time"
 
+	"go.uber.org/zap"
+
 	"github.com/ibisgo/ibis/ipl"
 
 	_ "github.com/ibisgo/ibis/impl/mp"  // MPI: -impl mp under mpirun, in a build with -tags mpi
@@ -56,6 +58,7 @@ func main() {
 
 func run(ctx context.Context, n int, opts []ipl.Option) error {
 	ib, err := ipl.New(ctx, append(opts,
+		ipl.WithLogger(warnings()),
 		ipl.WithPortTypes(requestType, replyType),
 		ipl.WithCapabilities(ipl.ElectionsStrict, ipl.MembershipTotallyOrdered),
 		// Membership news goes to stderr; stdout holds the program's results.
@@ -209,4 +212,18 @@ func request(ctx context.Context, ib ipl.Ibis, n int) error {
 		}
 	}
 	return nil
+}
+
+// warnings logs Ibis's warnings (a registry that is not reachable, say) on stderr, where
+// they do not mix with the program's results.
+func warnings() *zap.Logger {
+	cfg := zap.NewDevelopmentConfig()
+	cfg.Level = zap.NewAtomicLevelAt(zap.WarnLevel)
+	cfg.OutputPaths = []string{"stderr"}
+	cfg.DisableStacktrace = true
+	l, err := cfg.Build()
+	if err != nil {
+		return zap.NewNop()
+	}
+	return l
 }
