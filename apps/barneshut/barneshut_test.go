@@ -10,18 +10,15 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
+
+	"github.com/ibisgo/ibis/internal/apptest"
 )
 
-// envAsMain makes the test binary run barneshut's main: the tests start real processes of
-// this binary, and -np starts more of it (os.Executable), all with the race detector when the
-// tests have it.
-const envAsMain = "BARNESHUT_TEST_AS_MAIN"
-
+// TestMain runs barneshut's main when the tests start this binary as barneshut
+// (apptest): -np starts more of it, all with the race detector when the tests have it.
 func TestMain(m *testing.M) {
-	if os.Getenv(envAsMain) == "1" {
+	if os.Getenv(apptest.EnvAsMain) == "1" {
 		main()
 	}
 	os.Exit(m.Run())
@@ -31,26 +28,7 @@ func TestMain(m *testing.M) {
 // code.
 func barneshut(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, os.Args[0], args...)
-	// The race detector sleeps a second before a process exits, unless told not to.
-	cmd.Env = []string{envAsMain + "=1", "GORACE=atexit_sleep_ms=0 " + os.Getenv("GORACE")}
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "IBIS_") && !strings.HasPrefix(kv, "GORACE=") {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
-	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
-	cmd.WaitDelay = 15 * time.Second
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code = cmd.ProcessState.ExitCode()
-	if err != nil && code <= 0 {
-		t.Fatalf("barneshut %v: %v\n%s", args, err, errb.String())
-	}
-	return out.String(), errb.String(), code
+	return apptest.Run(t, nil, args...)
 }
 
 // parseResult parses the barneshut-result line of stdout.

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ibisgo/ibis/internal/dcapp/apptest"
+	"github.com/ibisgo/ibis/internal/apptest"
 )
 
 // TestDivideAndConquerMPI runs the divide-and-conquer applications (fib, nqueens, uts),

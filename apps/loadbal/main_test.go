@@ -5,7 +5,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/ibisgo/ibis/internal/dcapp/apptest"
+	"github.com/ibisgo/ibis/internal/apptest"
 )
 
 func TestMain(m *testing.M) {

@@ -10,20 +10,17 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/ibisgo/ibis/internal/apptest"
 	"github.com/ibisgo/ibis/internal/tlsconf"
 )
 
-// envAsMain makes the test binary run sor's main: the tests start real processes of this
-// binary, and -np starts more of it (os.Executable), all with the race detector when the
-// tests have it.
-const envAsMain = "SOR_TEST_AS_MAIN"
-
+// TestMain runs sor's main when the tests start this binary as sor (apptest): -np starts
+// more of it (os.Executable), all with the race detector when the tests have it.
 func TestMain(m *testing.M) {
-	if os.Getenv(envAsMain) == "1" {
+	if os.Getenv(apptest.EnvAsMain) == "1" {
 		main()
 	}
 	os.Exit(m.Run())
@@ -32,33 +29,13 @@ func TestMain(m *testing.M) {
 // sor runs this binary as sor with args and returns stdout, stderr and the exit code.
 func sor(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
-	return sorEnv(t, nil, args...)
+	return apptest.Run(t, nil, args...)
 }
 
 // sorEnv is sor with env added to the environment (whose IBIS_ variables are dropped).
 func sorEnv(t *testing.T, env []string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, os.Args[0], args...)
-	// The race detector sleeps a second before a process exits, unless told not to.
-	cmd.Env = []string{envAsMain + "=1", "GORACE=atexit_sleep_ms=0 " + os.Getenv("GORACE")}
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "IBIS_") && !strings.HasPrefix(kv, "GORACE=") {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
-	cmd.Env = append(cmd.Env, env...)
-	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
-	cmd.WaitDelay = 15 * time.Second
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code = cmd.ProcessState.ExitCode()
-	if err != nil && code <= 0 {
-		t.Fatalf("sor %v: %v\n%s", args, err, errb.String())
-	}
-	return out.String(), errb.String(), code
+	return apptest.Run(t, env, args...)
 }
 
 // result parses the sor-result line of stdout.

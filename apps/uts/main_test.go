@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ibisgo/ibis/internal/dcapp/apptest"
+	"github.com/ibisgo/ibis/internal/apptest"
 )
 
 func TestMain(m *testing.M) {

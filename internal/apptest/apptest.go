@@ -1,6 +1,6 @@
-// Package apptest runs the divide-and-conquer applications as real processes in their
-// tests: the test binary re-executes itself as the application (TestMain calls the
-// program's main when EnvAsMain is set), so -np pools are real pools of processes.
+// Package apptest runs the applications (apps/...) as real processes in their tests: the
+// test binary re-executes itself as the application (TestMain calls the program's main
+// when EnvAsMain is set), so -np pools are real pools of processes.
 package apptest
 
 import (
@@ -17,7 +17,7 @@ import (
 
 // EnvAsMain, set to 1, makes a test binary run the program's main (see TestMain in the
 // applications' tests).
-const EnvAsMain = "DCAPP_TEST_AS_MAIN"
+const EnvAsMain = "APP_TEST_AS_MAIN"
 
 // Run runs this test binary as the program with args (and env added to an environment
 // without IBIS_ variables) and returns its stdout, stderr and exit status.
