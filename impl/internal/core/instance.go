@@ -171,7 +171,7 @@ var tlsIncapable = map[string]bool{"nio": true}
 // it, as it always has). Refusals are logged with the peer's address.
 func (in *Instance) Authenticate(conn net.Conn) (net.Conn, error) {
 	if in.tlsServer != nil {
-		tc := tls.Server(conn, in.tlsServer)
+		tc := newTLSConn(conn, in.tlsServer, true)
 		if err := tc.Handshake(); err != nil {
 			in.log.Warn("refused a connection: TLS handshake failed", zap.Stringer("remote", conn.RemoteAddr()), zap.Error(err))
 			return nil, fmt.Errorf("%w: TLS: %w", ipl.ErrUnauthenticated, err)
@@ -192,7 +192,7 @@ func (in *Instance) Authenticate(conn net.Conn) (net.Conn, error) {
 // dialling side of the pool check.
 func (in *Instance) Introduce(conn net.Conn) (net.Conn, error) {
 	if in.tlsClient != nil {
-		tc := tls.Client(conn, in.tlsClient)
+		tc := newTLSConn(conn, in.tlsClient, false)
 		if err := tc.Handshake(); err != nil {
 			return nil, fmt.Errorf("%w: TLS with %s: %w", ipl.ErrUnauthenticated, conn.RemoteAddr(), err)
 		}
