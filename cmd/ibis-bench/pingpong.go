@@ -180,6 +180,7 @@ func pingpongReport(about string, tm timer, raw *curve, curves []*curve) (*repor
 	}
 	fits.AddRow(raw.name, seconds(rawFit.Ts), rawFit.Tb*1e9, rawFit.Bandwidth()/1e6, rawFit.R2, 1.0, 1.0)
 	values := map[string]any{raw.name: fitValues(rawFit)}
+	flat := false
 	for _, c := range curves {
 		if len(c.N) < 2 {
 			continue
@@ -191,6 +192,13 @@ func pingpongReport(about string, tm timer, raw *curve, curves []*curve) (*repor
 		}
 		fits.AddRow(c.name, seconds(h.Ts), h.Tb*1e9, h.Bandwidth()/1e6, h.R2, h.Ts/rawFit.Ts, h.Tb/rawFit.Tb)
 		values[c.name] = fitValues(h)
+		if h.Tb <= 0 || rawFit.Tb <= 0 {
+			flat = true
+		}
+	}
+	if flat {
+		fits.Notes = append(fits.Notes, "a slope tb of 0 or less has no bandwidth (-): the sizes are too close together for the "+
+			"noise; give -sizes a larger one (e.g. 0,1K,64K,1M)")
 	}
 	rep.Tables = append(rep.Tables, fits)
 	rep.Set("hockney", values)

@@ -156,15 +156,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if rep == nil { // a peer: the coordinator prints
 		return 0
 	}
-	if err := output(rep, cf, stdout); err != nil {
+	if err := output(rep, cf, stdout, stderr); err != nil {
 		fmt.Fprintf(stderr, "ibis-bench %s: %v\n", c.name, err)
 		return 1
 	}
 	return 0
 }
 
-// output prints the report and writes the files asked for.
-func output(rep *report.Report, cf commonFlags, stdout io.Writer) error {
+// output prints the report and writes the files asked for, naming them on stderr (one
+// -plot may make several figures).
+func output(rep *report.Report, cf commonFlags, stdout, stderr io.Writer) error {
 	if err := rep.WriteText(stdout); err != nil {
 		return err
 	}
@@ -172,11 +173,13 @@ func output(rep *report.Report, cf commonFlags, stdout io.Writer) error {
 		if err := rep.WriteJSON(cf.jsonPath); err != nil {
 			return err
 		}
+		fmt.Fprintf(stderr, "ibis-bench: wrote %s\n", cf.jsonPath)
 	}
 	if cf.plotPath != "" {
 		if err := rep.SavePlot(cf.plotPath); err != nil {
 			return err
 		}
+		fmt.Fprintf(stderr, "ibis-bench: wrote %s\n", strings.Join(report.PlotPaths(cf.plotPath, len(rep.Plots)), ", "))
 	}
 	return nil
 }

@@ -33,7 +33,7 @@ func TestWriteText(t *testing.T) {
    size      T(n)  ratio  label
 -------  --------  -----  -----
       0  18.50 µs  1.250  small
-1048576  2.000 ms    NaN  large
+1048576  2.000 ms      -  large
   a note
 `
 	if b.String() != want {

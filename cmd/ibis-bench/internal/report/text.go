@@ -114,11 +114,12 @@ func FormatCell(v any) string {
 }
 
 // FormatFloat prints a float with about four significant digits, without an
-// exponent for the magnitudes tables hold.
+// exponent for the magnitudes tables hold; "-" for what is no number (the bandwidth of
+// a fit whose slope is not positive, say).
 func FormatFloat(x float64) string {
 	switch {
 	case math.IsNaN(x) || math.IsInf(x, 0):
-		return fmt.Sprint(x)
+		return "-"
 	case x == 0:
 		return "0"
 	}
