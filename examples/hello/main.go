@@ -206,7 +206,7 @@ func request(ctx context.Context, ib ipl.Ibis, n int) error {
 		if _, ferr := r.Finish(); err != nil || ferr != nil {
 			return errors.Join(err, ferr)
 		}
-		fmt.Printf("client %d: reply %d: sum %.1f (want %.1f)\n", id, i, sum, float64(1000*(id+i)))
+		fmt.Printf("client (member %d): reply %d: sum %.1f (want %.1f)\n", id, i, sum, float64(1000*(id+i)))
 		if sum != float64(1000*(id+i)) {
 			return fmt.Errorf("reply %d: sum %.1f, want %.1f", i, sum, float64(1000*(id+i)))
 		}
