@@ -170,7 +170,11 @@ func (s *Server) removeMember(m *member, t EventType) {
 		s.deaths.Add(1)
 	}
 	s.emit(p, t, m.id, "", p.members)
-	s.log.Info("member removed", zap.Stringer("member", m.id), zap.Stringer("why", t))
+	if t == Died {
+		s.log.Warn("member declared dead", zap.Stringer("member", m.id))
+	} else {
+		s.log.Info("member removed", zap.Stringer("member", m.id), zap.Stringer("why", t))
+	}
 	if len(p.members) == 0 {
 		delete(s.pools, p.name)
 		s.log.Info("pool ended", zap.String("pool", p.name))

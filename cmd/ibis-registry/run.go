@@ -84,7 +84,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 		"failure-detection interval: a member silent for 1.5 intervals is declared dead")
 	fs.BoolVar(&cfg.events, "events", false, "print every pool event to stdout")
 	fs.DurationVar(&cfg.stats, "stats", 0, "print statistics to stdout at this interval (0 = never)")
-	fs.BoolVar(&cfg.verbose, "v", false, "debug logging to stderr")
+	fs.BoolVar(&cfg.verbose, "v", false, "log joins, leaves and connections too (debug level; without -v only warnings)")
 	fs.IntVar(&cfg.maxFrame, "max-frame", registry.DefaultMaxFrameSize, "largest accepted frame in bytes")
 	fs.IntVar(&cfg.maxWaiting, "max-waiting", registry.DefaultMaxWaitingRequests,
 		"most requests (ElectionResult, Lookup) one member may have waiting")
@@ -151,10 +151,11 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	return cfg, nil
 }
 
-// newLogger logs to stderr: joins, deaths and connections closed for
-// protocol errors normally (info level), everything with -v (debug level).
+// newLogger logs to stderr: what needs attention (refusals, lost members' faults,
+// failures) normally (warn level); joins, leaves, connections and everything else with -v
+// (debug level). -events prints the pools' events on stdout.
 func newLogger(verbose bool, stderr io.Writer) *zap.Logger {
-	level := zapcore.InfoLevel
+	level := zapcore.WarnLevel
 	if verbose {
 		level = zapcore.DebugLevel
 	}
