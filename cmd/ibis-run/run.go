@@ -127,7 +127,7 @@ func runPool(ctx context.Context, s settings, regAddr string, trust poolTrust, s
 		return exitOK
 	case errors.As(waitErr, &ce):
 		// Reported by the failure hook the moment it happened.
-		log.Info("pool failed", zap.Int("index", ce.Status.Index), zap.Int("code", ce.Status.Code()))
+		log.Info("pool failed", zap.Int("rank", ce.Status.Index), zap.Int("code", ce.Status.Code()))
 		return ce.Status.Code()
 	case errors.Is(waitErr, launch.ErrStopped) && stopCode >= 0:
 		return stopCode

@@ -138,7 +138,8 @@ func (g *Group) startLocked(i int, path string, args []string, stdout, stderr *L
 	g.statuses[i].Pid = cmd.Process.Pid
 	g.exits.Add(1)
 	go g.await(i, p)
-	g.cfg.log.Debug("started", zap.Int("index", i), zap.Int("pid", cmd.Process.Pid))
+	g.cfg.log.Info("started", zap.Int("rank", i), zap.Int("pid", cmd.Process.Pid),
+		zap.String("output prefix", fmt.Sprintf("[%d]", i)))
 	return nil
 }
 
@@ -160,7 +161,7 @@ func (g *Group) await(i int, p *proc) {
 		// The status above says it all.
 	case errors.Is(waitErr, exec.ErrWaitDelay):
 		g.cfg.log.Warn("output pipes stayed open after exit (a background process inherited them?)",
-			zap.Int("index", i))
+			zap.Int("rank", i))
 	default:
 		st.Err = waitErr
 	}
@@ -184,13 +185,13 @@ func (g *Group) recordExit(p *proc, st Status) *ChildError {
 	p.exited = true
 	g.running--
 	g.statuses[st.Index] = st
-	g.cfg.log.Debug("exited", zap.Int("index", st.Index), zap.Int("pid", st.Pid),
+	g.cfg.log.Debug("exited", zap.Int("rank", st.Index), zap.Int("pid", st.Pid),
 		zap.Int("code", st.Code()), zap.String("how", st.describe()))
 	if !st.Failed() || g.stopping {
 		return nil
 	}
 	g.first = &ChildError{Status: st}
-	g.cfg.log.Info("process failed; stopping the group", zap.Int("index", st.Index),
+	g.cfg.log.Info("process failed; stopping the group", zap.Int("rank", st.Index),
 		zap.String("how", st.describe()), zap.Int("running", g.running))
 	g.stopLocked()
 	return g.first
@@ -255,11 +256,11 @@ func (g *Group) signalAllLocked(sig os.Signal) {
 			continue
 		}
 		if err := signalGroup(p.cmd.Process, sig); err != nil {
-			g.cfg.log.Warn("cannot signal process", zap.Int("index", i), zap.Stringer("signal", sig),
+			g.cfg.log.Warn("cannot signal process", zap.Int("rank", i), zap.Stringer("signal", sig),
 				zap.Error(err))
 			continue
 		}
-		g.cfg.log.Debug("signalled", zap.Int("index", i), zap.Stringer("signal", sig))
+		g.cfg.log.Debug("signalled", zap.Int("rank", i), zap.Stringer("signal", sig))
 	}
 }
 
