@@ -114,6 +114,8 @@ func (t *transport) serve(c net.Conn) {
 	if perr == nil {
 		flavour, perr = t.ch.receiveFlavour(pt)
 	}
+	t.log.Debug("incoming connection", zap.Stringer("remote", c.RemoteAddr()), zap.String("port", req.To),
+		zap.Stringer("receive flavour", flavour))
 	var in core.InConn = sockets.BlockingIn{C: c}
 	var ib *inbound
 	if perr == nil && flavour != Blocking {
@@ -158,6 +160,7 @@ func (t *transport) Dial(ctx context.Context, addr string, req *core.Request, lo
 	if err != nil {
 		return nil, nil, err
 	}
+	t.log.Debug("connecting", zap.String("to", addr), zap.String("port", req.To), zap.Stringer("send flavour", flavour))
 	c, rep, err := t.g.Dial(ctx, addr, req, t.acc.Introduce)
 	if c == nil {
 		return nil, rep, err
