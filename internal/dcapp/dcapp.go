@@ -191,7 +191,14 @@ func (a App) run(ctx context.Context, cfg *config, stdout io.Writer) error {
 		secs := time.Since(start).Seconds()
 		return a.print(stdout, cfg, output{App: a.Name, Processes: 1, Seconds: secs, Result: fields}, line, nil)
 	}
-	opts := append(dc.IbisOptions(), cfg.ipl...)
+	log, err := newLogger(cfg.verbose)
+	if err != nil {
+		return err
+	}
+	// The Ibis's own warnings (a registry that is not there) always; with -v everything,
+	// the implementation and its flavours included.
+	opts := append(dc.IbisOptions(), ipl.WithLogger(log))
+	opts = append(opts, cfg.ipl...)
 	if cfg.sites > 0 {
 		opts = append(opts, ipl.WithTag(fmt.Sprintf("site%d", launchRank()%cfg.sites)))
 	}
@@ -207,14 +214,6 @@ func (a App) run(ctx context.Context, cfg *config, stdout io.Writer) error {
 	ib, err := ipl.New(ctx, opts...)
 	if err != nil {
 		return fmt.Errorf("joining the pool: %w", err)
-	}
-	log := zap.NewNop()
-	if cfg.verbose {
-		zc := zap.NewDevelopmentConfig()
-		zc.OutputPaths = []string{"stderr"}
-		if log, err = zc.Build(); err != nil {
-			return errors.Join(err, ib.Close())
-		}
 	}
 	rt, err := dc.New(ctx, ib, dc.WithAlgorithm(cfg.algo), dc.WithStealTimeout(cfg.stealWait), dc.WithLogger(log),
 		dc.WithWideAreaDelay(cfg.wanDelay))
@@ -277,4 +276,15 @@ func envDuration(name string) time.Duration {
 		return 0
 	}
 	return d
+}
+
+// newLogger logs to stderr: warnings, or everything with -v.
+func newLogger(verbose bool) (*zap.Logger, error) {
+	zc := zap.NewDevelopmentConfig()
+	zc.OutputPaths = []string{"stderr"}
+	zc.DisableStacktrace = true
+	if !verbose {
+		zc.Level = zap.NewAtomicLevelAt(zap.WarnLevel)
+	}
+	return zc.Build()
 }
