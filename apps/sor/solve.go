@@ -7,6 +7,8 @@ import (
 	"math"
 	"time"
 
+	"github.com/ibisgo/ibis/internal/applog"
+	"github.com/ibisgo/ibis/ipl"
 	"github.com/ibisgo/ibis/mpj"
 )
 
@@ -48,7 +50,8 @@ func (r result) print(w io.Writer) {
 // solve is one process of the pool: it joins the world, relaxes its block of rows with its
 // neighbours, and rank 0 prints the result.
 func solve(ctx context.Context, cfg *config, stdout, stderr io.Writer) (err error) {
-	w, err := mpj.New(ctx, cfg.ipl...)
+	// The Ibis's warnings (a registry that is not there) go to stderr.
+	w, err := mpj.New(ctx, append([]ipl.Option{ipl.WithLogger(applog.New(false))}, cfg.ipl...)...)
 	if err != nil {
 		return fmt.Errorf("joining the pool: %w", err)
 	}

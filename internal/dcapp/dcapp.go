@@ -17,10 +17,9 @@ import (
 	"syscall"
 	"time"
 
-	"go.uber.org/zap"
-
 	"github.com/ibisgo/ibis/dc"
 	"github.com/ibisgo/ibis/internal/applaunch"
+	"github.com/ibisgo/ibis/internal/applog"
 	"github.com/ibisgo/ibis/ipl"
 )
 
@@ -191,10 +190,7 @@ func (a App) run(ctx context.Context, cfg *config, stdout io.Writer) error {
 		secs := time.Since(start).Seconds()
 		return a.print(stdout, cfg, output{App: a.Name, Processes: 1, Seconds: secs, Result: fields}, line, nil)
 	}
-	log, err := newLogger(cfg.verbose)
-	if err != nil {
-		return err
-	}
+	log := applog.New(cfg.verbose)
 	// The Ibis's own warnings (a registry that is not there) always; with -v everything,
 	// the implementation and its flavours included.
 	opts := append(dc.IbisOptions(), ipl.WithLogger(log))
@@ -276,15 +272,4 @@ func envDuration(name string) time.Duration {
 		return 0
 	}
 	return d
-}
-
-// newLogger logs to stderr: warnings, or everything with -v.
-func newLogger(verbose bool) (*zap.Logger, error) {
-	zc := zap.NewDevelopmentConfig()
-	zc.OutputPaths = []string{"stderr"}
-	zc.DisableStacktrace = true
-	if !verbose {
-		zc.Level = zap.NewAtomicLevelAt(zap.WarnLevel)
-	}
-	return zc.Build()
 }
