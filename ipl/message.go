@@ -29,7 +29,9 @@ type WriteMessage interface {
 	// Send pushes what was written so far onto the network without ending the message.
 	Send() error
 	// Finish ends the message and returns the bytes it moved (headers included). After
-	// Finish the message must not be used.
+	// Finish the message must not be used. A connection lost while the message lived
+	// (Send and Finish report it) is a *ConnectionError naming the receive port, one per
+	// lost connection, joined; the others still got the whole message.
 	Finish() (int64, error)
 	// Bytes returns the bytes written so far.
 	Bytes() int64

@@ -43,6 +43,11 @@ var _ = register(&testCase{
 				if err != nil && !errors.Is(err, ipl.ErrConnectionLost) {
 					t.Fatalf("message %d: %v", i, err)
 				}
+				// The loss names the connection: the one to the killed receiver.
+				var ce *ipl.ConnectionError
+				if err != nil && (!errors.As(err, &ce) || ce.To.Ibis.ID != e.Children[2].ID || ce.From != sp.Identifier()) {
+					t.Fatalf("message %d: %v does not name the connection to %v", i, err, e.Children[2])
+				}
 			}
 		}
 		lost, err := sp.LostConnections()

@@ -485,7 +485,7 @@ func (oc *outConn) lostErr() error {
 	oc.mu.Lock()
 	defer oc.mu.Unlock()
 	if oc.why == nil {
-		return fmt.Errorf("%w: connection from %s to %s was closed", ipl.ErrConnectionLost, oc.sp.id, oc.to)
+		return &ipl.ConnectionError{From: oc.sp.id, To: oc.to, Err: fmt.Errorf("%w: it was closed", ipl.ErrConnectionLost)}
 	}
 	return oc.why
 }
@@ -502,10 +502,10 @@ func (sp *SendPort) takeBroken() error {
 // error that describes the loss.
 func (oc *outConn) broken(cause error) error {
 	sp := oc.sp
-	err := fmt.Errorf("connection from %s to %s: %w", sp.id, oc.to, cause)
-	if !errors.Is(err, ipl.ErrConnectionLost) {
-		err = fmt.Errorf("%w: %w", ipl.ErrConnectionLost, err)
+	if !errors.Is(cause, ipl.ErrConnectionLost) {
+		cause = fmt.Errorf("%w: %w", ipl.ErrConnectionLost, cause)
 	}
+	var err error = &ipl.ConnectionError{From: sp.id, To: oc.to, Err: cause}
 	oc.mu.Lock()
 	if oc.gone.Load() {
 		oc.mu.Unlock()
