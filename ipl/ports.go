@@ -26,6 +26,8 @@ type SendPort interface {
 	// LostConnections returns the connections lost since the last call
 	// (needs connection.downcalls).
 	LostConnections() ([]ReceivePortIdentifier, error)
+	// Stats counts the port's messages, bytes and connections so far.
+	Stats() PortStats
 	// Close disconnects from every receive port cleanly and frees the port.
 	Close() error
 }
@@ -56,6 +58,8 @@ type ReceivePort interface {
 	ConnectedTo() []SendPortIdentifier
 	// LostConnections returns the senders lost since the last call (needs connection.downcalls).
 	LostConnections() ([]SendPortIdentifier, error)
+	// Stats counts the port's messages, bytes and connections so far.
+	Stats() PortStats
 	// NewConnections returns the senders connected since the last call (needs connection.downcalls).
 	NewConnections() ([]SendPortIdentifier, error)
 	// Close closes the port at once: connected senders see their connection end.

@@ -1,10 +1,17 @@
 package conformance
 
-import "fmt"
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/ibisgo/ibis/ipl"
+)
 
 const multicastMessages = 200
 
-// A one-to-many send port: every message reaches every connected receive port, in order.
+// A one-to-many send port: every message reaches every connected receive port, in order;
+// both ports' statistics count the messages, their bytes and the connections.
 var _ = register(&testCase{
 	name:     "multicast",
 	children: 3,
@@ -16,6 +23,7 @@ var _ = register(&testCase{
 			t.Fatalf("ConnectedTo has %d ports, want %d", got, len(e.Children))
 		}
 		data := make([]float64, 10000)
+		var bytes int64
 		for i := range multicastMessages {
 			m, err := sp.NewMessage(e.Ctx)
 			if err != nil {
@@ -30,9 +38,15 @@ var _ = register(&testCase{
 					t.Fatal(err)
 				}
 			}
-			if _, err := m.Finish(); err != nil {
+			n, err := m.Finish()
+			if err != nil {
 				t.Fatalf("finish message %d: %v", i, err)
 			}
+			bytes += n
+		}
+		want := ipl.PortStats{Messages: multicastMessages, Bytes: bytes, ConnectionsMade: int64(len(e.Children))}
+		if got := sp.Stats(); got != want {
+			t.Errorf("send port stats %+v, want %+v", got, want)
 		}
 	},
 	child: func(e *Env) error {
@@ -42,6 +56,7 @@ var _ = register(&testCase{
 		}
 		defer rp.Close()
 		data := make([]float64, 10000)
+		var bytes int64
 		for i := range multicastMessages {
 			m, err := rp.Receive(e.Ctx)
 			if err != nil {
@@ -62,9 +77,34 @@ var _ = register(&testCase{
 					return fmt.Errorf("message %d: array holds %g", i, data[0])
 				}
 			}
-			if _, err := m.Finish(); err != nil {
+			n, err := m.Finish()
+			if err != nil {
 				return err
 			}
+			bytes += n
+		}
+		want := ipl.PortStats{Messages: multicastMessages, Bytes: bytes, ConnectionsMade: 1}
+		got := rp.Stats()
+		got.ConnectionsClosed = 0 // the sender's close may have been seen already
+		if got != want {
+			return fmt.Errorf("receive port stats %+v, want %+v", rp.Stats(), want)
+		}
+		// The sender closes its port when it has sent everything: a clean end, which a
+		// port read by its caller learns in a Receive (that then times out).
+		for rp.Stats().ConnectionsClosed == 0 {
+			if e.Ctx.Err() != nil {
+				return fmt.Errorf("the sender's close never counted: %+v", rp.Stats())
+			}
+			ctx, cancel := context.WithTimeout(e.Ctx, 5*time.Millisecond)
+			m, err := rp.Receive(ctx)
+			cancel()
+			if err == nil {
+				_, _ = m.Finish()
+				return fmt.Errorf("a message after the last one")
+			}
+		}
+		if got := rp.Stats(); got.ConnectionsClosed != 1 || got.ConnectionsLost != 0 {
+			return fmt.Errorf("receive port stats after the sender's close %+v", got)
 		}
 		return nil
 	},

@@ -76,6 +76,9 @@ func (m *readMessage) Finish() (int64, error) {
 		err = fmt.Errorf("message from %s: %w: %w", m.ic.from, ipl.ErrConnectionLost, m.fatal)
 	}
 	n := m.ic.rd.Count()
+	if err == nil {
+		m.port.stats.message(n)
+	}
 	handOff := m.inUpcall
 	if handOff {
 		m.handedOff = true

@@ -22,13 +22,14 @@ import (
 // at most one message lives; the reader waits until its message is finished before it
 // reads the next one, which keeps every connection FIFO.
 type ReceivePort struct {
-	in   *Instance
-	pt   ipl.PortType
-	name string
-	cfg  ipl.ReceivePortConfig
-	id   ipl.ReceivePortIdentifier
-	kind serialization.Kind
-	log  *zap.Logger
+	stats portStats
+	in    *Instance
+	pt    ipl.PortType
+	name  string
+	cfg   ipl.ReceivePortConfig
+	id    ipl.ReceivePortIdentifier
+	kind  serialization.Kind
+	log   *zap.Logger
 
 	ready  chan *readMessage
 	token  chan struct{}
@@ -168,6 +169,7 @@ func (p *ReceivePort) accept(req *Request, conn InConn) (*Reply, *Acceptance) {
 		return &Reply{Code: ReplyNoSuchPort, Detail: fmt.Sprintf("receive port %s is closed", p.id)}, nil
 	}
 	p.conns = append(p.conns, ic)
+	p.stats.made.Add(1)
 	if p.downcalls { // nobody can take the list otherwise: it would only grow
 		p.newConns = append(p.newConns, req.From)
 	}
@@ -254,6 +256,9 @@ func (p *ReceivePort) connEnded(ic *inConn, err error) {
 		p.in.stalls.remove(ic)
 	}
 	clean := err == nil || errors.Is(err, serialization.ErrClosedByPeer)
+	if found {
+		p.stats.ended(clean)
+	}
 	if found && !clean && p.downcalls {
 		p.lostConns = append(p.lostConns, ic.from)
 	}

@@ -51,6 +51,7 @@ type SendPort struct {
 	closed    bool
 	closing   chan struct{}
 	scratch   net.Buffers
+	stats     portStats
 }
 
 var _ ipl.SendPort = (*SendPort)(nil)
@@ -265,6 +266,7 @@ func (sp *SendPort) join(ctx context.Context, oc *outConn, c OutConn, what strin
 	gone, closed := oc.gone.Load(), sp.closed
 	if !gone && !closed {
 		sp.conns = append(sp.conns, oc)
+		sp.stats.made.Add(1)
 	}
 	oc.mu.Unlock()
 	sp.mu.Unlock()
@@ -333,6 +335,7 @@ func (oc *outConn) closeClean() error {
 	}
 	oc.gone.Store(true)
 	oc.mu.Unlock()
+	oc.sp.stats.ended(true)
 	t := time.AfterFunc(closeGrace, func() { _ = oc.c.Close() })
 	err := serialization.WriteClose(oc.c)
 	if d, ok := oc.c.(Drainer); ok && err == nil {
@@ -515,6 +518,7 @@ func (oc *outConn) broken(cause error) error {
 	oc.gone.Store(true)
 	c := oc.c
 	oc.mu.Unlock()
+	sp.stats.ended(false)
 	if c != nil {
 		_ = c.Close()
 	}
@@ -669,6 +673,7 @@ func (sp *SendPort) Close() error {
 		oc.gone.Store(true)
 		oc.why = fmt.Errorf("%w: send port %s was closed while this message was live", ipl.ErrClosed, sp.id)
 		oc.mu.Unlock()
+		sp.stats.ended(false)
 		_ = oc.c.Close()
 	}
 	return fmt.Errorf("close %s: %w: a message was still live after %v; its connections were cut", sp.id, ipl.ErrConnectionLost, closeGrace)

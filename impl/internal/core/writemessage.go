@@ -67,6 +67,8 @@ func (m *writeMessage) Finish() (int64, error) {
 	m.sp.drain()
 	lost := m.sp.takeBroken()
 	if err == nil {
+		// Sent whole to the receivers still connected (a loss is reported, not fatal).
+		m.sp.stats.message(n)
 		err = errors.Join(m.lost, lost)
 	}
 	m.sp.release()
