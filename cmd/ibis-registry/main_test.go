@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"strings"
@@ -115,8 +116,8 @@ func TestRunServesUntilCancelled(t *testing.T) {
 	var stdout, stderr syncBuffer
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, []string{"-host", "127.0.0.1", "-port", "0", "-events", "-stats", "5ms", "-v", "-recovery-window", "0"},
-			noEnv, &stdout, &stderr)
+		done <- run(ctx, []string{"-host", "127.0.0.1", "-port", "0", "-events", "-stats", "5ms", "-v", "-recovery-window", "0",
+			"-metrics", "127.0.0.1:0"}, noEnv, &stdout, &stderr)
 	}()
 	out := waitOutput(t, &stdout, "\n")
 	const prefix = "ibis-registry listening on "
@@ -138,6 +139,21 @@ func TestRunServesUntilCancelled(t *testing.T) {
 	waitOutput(t, &stdout, "Left cmdpool/0@x:1")
 	waitOutput(t, &stdout, "stats pools=")
 	waitOutput(t, &stderr, "member joined")
+	// The metrics endpoint counts the join and the leave.
+	metricsAt := waitOutput(t, &stdout, "/metrics\n")
+	metricsAt = metricsAt[strings.Index(metricsAt, "http://"):]
+	metricsAt = metricsAt[:strings.Index(metricsAt, "\n")]
+	resp, err := http.Get(metricsAt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{"ibis_registry_joins_total 1\n", "ibis_registry_leaves_total 1\n", "ibis_registry_members 0\n"} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("metrics lack %q:\n%s", want, body)
+		}
+	}
 
 	cancel()
 	if err := <-done; err != nil {

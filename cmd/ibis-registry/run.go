@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
+	"github.com/ibisgo/ibis/internal/metrics"
 	"github.com/ibisgo/ibis/internal/tlsconf"
 	"github.com/ibisgo/ibis/registry"
 )
@@ -38,6 +39,7 @@ type config struct {
 	heartbeat time.Duration
 	events    bool
 	stats     time.Duration
+	metrics   string
 	verbose   bool
 	maxFrame  int
 
@@ -84,6 +86,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 		"failure-detection interval: a member silent for 1.5 intervals is declared dead")
 	fs.BoolVar(&cfg.events, "events", false, "print every pool event to stdout")
 	fs.DurationVar(&cfg.stats, "stats", 0, "print statistics to stdout at this interval (0 = never)")
+	fs.StringVar(&cfg.metrics, "metrics", "", "serve the statistics for Prometheus at http://`HOST:PORT`/metrics (port 0: any free one)")
 	fs.BoolVar(&cfg.verbose, "v", false, "log joins, leaves and connections too (debug level; without -v only warnings)")
 	fs.IntVar(&cfg.maxFrame, "max-frame", registry.DefaultMaxFrameSize, "largest accepted frame in bytes")
 	fs.IntVar(&cfg.maxWaiting, "max-waiting", registry.DefaultMaxWaitingRequests,
@@ -223,6 +226,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		_ = srv.Close()
 		<-served
 		return fmt.Errorf("write to stdout: %w", err)
+	}
+	if cfg.metrics != "" {
+		ms, err := metrics.Serve(cfg.metrics, srv.Stats)
+		if err != nil {
+			_ = srv.Close()
+			<-served
+			return err
+		}
+		defer func() { _ = ms.Close() }()
+		fmt.Fprintf(out, "ibis-registry metrics on http://%s/metrics\n", ms.Addr())
 	}
 
 	var tick <-chan time.Time

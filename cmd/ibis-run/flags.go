@@ -25,6 +25,7 @@ var errUsage = errors.New("usage")
 type settings struct {
 	np        int
 	impl      string
+	metrics   string
 	pool      string
 	heartbeat time.Duration
 	registry  string
@@ -59,6 +60,7 @@ func parseArgs(args []string, w io.Writer) (settings, error) {
 	fs.DurationVar(&s.timeout, "timeout", 0, "stop everything after this long and exit with status 124 (0: no limit)")
 	fs.DurationVar(&s.grace, "grace", launch.DefaultGrace, "time between SIGTERM and SIGKILL when stopping processes")
 	fs.BoolVar(&s.verbose, "v", false, "log what ibis-run does to stderr")
+	fs.StringVar(&s.metrics, "metrics", "", "serve the embedded registry's statistics for Prometheus at http://`HOST:PORT`/metrics (port 0: any free one)")
 	fs.BoolVar(&s.secret, "secret", false,
 		"close the pool with a fresh random secret, in a private file named by IBIS_POOL_SECRET_FILE (needs the embedded registry)")
 	fs.BoolVar(&s.tls, "tls", false,
@@ -106,6 +108,9 @@ func (s *settings) check() error {
 	}
 	if err := checkName("-pool", s.pool); err != nil {
 		return err
+	}
+	if s.registry != "" && s.metrics != "" {
+		return errors.New("-metrics with -registry: the metrics are the embedded registry's; an ibis-registry serves its own (ibis-registry -metrics)")
 	}
 	if s.registry != "" {
 		if err := checkAddr(s.registry); err != nil {

@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/ibisgo/ibis/cmd/ibis-run/internal/launch"
+	"github.com/ibisgo/ibis/internal/metrics"
 	"github.com/ibisgo/ibis/registry"
 )
 
@@ -76,6 +77,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return exitFailure
 		}
 		regAddr = srv.Addr()
+		if s.metrics != "" {
+			ms, err := metrics.Serve(s.metrics, srv.Stats)
+			if err != nil {
+				_ = srv.Close()
+				fmt.Fprintf(errOut, "ibis-run: %v\n", err)
+				return exitFailure
+			}
+			defer func() { _ = ms.Close() }()
+			fmt.Fprintf(errOut, "ibis-run: metrics on http://%s/metrics\n", ms.Addr())
+		}
 	}
 	code := runPool(ctx, s, regAddr, trust, stdout, errOut, log)
 	if srv != nil {
