@@ -65,7 +65,7 @@ func (c *Ctx) Ibis() ipl.Ibis { return c.rt.ib }
 // that computes is stopped at its next Spawn or Sync.
 func (c *Ctx) Done() <-chan struct{} { return c.rt.ended }
 
-// Site returns the site of the worker's process (see WithSite).
+// Site returns the site of the worker's process: its identifier's tag (see IbisOptions).
 func (c *Ctx) Site() string { return c.rt.site }
 
 // runLocal runs a child of some job on this worker's stack as a plain call.
