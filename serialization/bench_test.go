@@ -177,50 +177,6 @@ func make2D(rows, cols int) [][]int32 {
 // BenchmarkConvert compares the conversions: a per-element loop through a
 // binary.ByteOrder (the baseline), a byte view (copy or word-wise swap),
 // and the no-copy byte view a bulk packet uses.
-func BenchmarkConvert(b *testing.B) {
-	for _, n := range []int{1 << 10, 1 << 20} {
-		buf := make([]byte, 8*n)
-		f64, i64, i32 := make([]float64, n), make([]int64, n), make([]int32, n)
-		for _, o := range benchOrders {
-			for _, c := range []struct {
-				name  string
-				bytes int
-				loop  func()
-				view  func()
-			}{
-				{"float64", 8 * n, func() { PutFloat64sLoop(buf, f64, o.order) }, func() { PutFloat64sView(buf, f64, o.order) }},
-				{"int64", 8 * n, func() { PutInt64sLoop(buf, i64, o.order) }, func() { PutInt64sView(buf, i64, o.order) }},
-				{"int32", 4 * n, func() { PutInt32sLoop(buf, i32, o.order) }, func() { PutInt32sView(buf, i32, o.order) }},
-				{"get-float64", 8 * n, func() { GetFloat64sLoop(f64, buf, o.order) }, func() { GetFloat64sView(f64, buf, o.order) }},
-				{"get-int32", 4 * n, func() { GetInt32sLoop(i32, buf, o.order) }, func() { GetInt32sView(i32, buf, o.order) }},
-			} {
-				b.Run(fmt.Sprintf("%s/loop/%s/%d", c.name, o.name, n), func(b *testing.B) {
-					b.SetBytes(int64(c.bytes))
-					for b.Loop() {
-						c.loop()
-					}
-				})
-				b.Run(fmt.Sprintf("%s/view/%s/%d", c.name, o.name, n), func(b *testing.B) {
-					b.SetBytes(int64(c.bytes))
-					for b.Loop() {
-						c.view()
-					}
-				})
-			}
-		}
-		b.Run(fmt.Sprintf("float64/asbytes/%d", n), func(b *testing.B) {
-			b.SetBytes(int64(8 * n))
-			for b.Loop() {
-				_ = AsBytes(f64)
-			}
-		})
-	}
-}
-
-// BenchmarkTCPBulkThreshold sends slices of several sizes over a loopback
-// TCP connection with bulk packets off (threshold 0: copy into small
-// packets) and always on (threshold 1: byte view, vectored write): the
-// crossover is where DefaultBulkThreshold belongs.
 func BenchmarkTCPBulkThreshold(b *testing.B) {
 	for _, size := range []int{256, 1 << 10, 2 << 10, 4 << 10, 8 << 10, 16 << 10, 64 << 10} {
 		for _, th := range []int{0, 1} {

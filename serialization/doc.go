@@ -96,7 +96,7 @@
 //
 // Writers and Readers are reused across messages without allocating:
 // primitive reads and writes and WriteArray/ReadArray of large slices
-// allocate nothing in the steady state. The exported conversion functions
-// (PutFloat64sLoop, PutFloat64sView, AsBytes and their relatives) let a
-// benchmark compare per-element conversion, byte views, and no conversion.
+// allocate nothing in the steady state. The conversions of typed slices to
+// bytes are internal/byteview's (AsBytes here is the no-conversion view);
+// cmd/ibis-bench's conversion experiment compares them with per-element loops.
 package serialization

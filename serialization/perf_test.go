@@ -193,57 +193,10 @@ func TestTCPRoundTrip(t *testing.T) {
 	must(t, sendErr)
 }
 
-func TestConversions(t *testing.T) {
-	i16, i32, i64 := fill[int16](37, 1), fill[int32](37, 2), fill[int64](37, 3)
-	f32, f64 := fill[float32](37, 4), fill[float64](37, 5)
-	for _, o := range []binary.ByteOrder{binary.LittleEndian, binary.BigEndian} {
-		loop, view := make([]byte, 8*37), make([]byte, 8*37)
-		check := func(name string, nLoop, nView, want int, n int) {
-			t.Helper()
-			if nLoop != want || nView != want || !bytes.Equal(loop[:n], view[:n]) {
-				t.Fatalf("%s %v: loop and view differ (%d, %d elements)", name, o, nLoop, nView)
-			}
-		}
-		check("int16", PutInt16sLoop(loop, i16, o), PutInt16sView(view, i16, o), 37, 74)
-		g16a, g16b := make([]int16, 37), make([]int16, 37)
-		GetInt16sLoop(g16a, loop, o)
-		GetInt16sView(g16b, view, o)
-		if !sameBits(g16a, i16) || !sameBits(g16b, i16) {
-			t.Fatal("int16 round trip")
-		}
-		check("int32", PutInt32sLoop(loop, i32, o), PutInt32sView(view, i32, o), 37, 148)
-		g32a, g32b := make([]int32, 37), make([]int32, 37)
-		GetInt32sLoop(g32a, loop, o)
-		GetInt32sView(g32b, view, o)
-		if !sameBits(g32a, i32) || !sameBits(g32b, i32) {
-			t.Fatal("int32 round trip")
-		}
-		check("int64", PutInt64sLoop(loop, i64, o), PutInt64sView(view, i64, o), 37, 296)
-		g64a, g64b := make([]int64, 37), make([]int64, 37)
-		GetInt64sLoop(g64a, loop, o)
-		GetInt64sView(g64b, view, o)
-		if !sameBits(g64a, i64) || !sameBits(g64b, i64) {
-			t.Fatal("int64 round trip")
-		}
-		check("float32", PutFloat32sLoop(loop, f32, o), PutFloat32sView(view, f32, o), 37, 148)
-		gf32a, gf32b := make([]float32, 37), make([]float32, 37)
-		GetFloat32sLoop(gf32a, loop, o)
-		GetFloat32sView(gf32b, view, o)
-		if !sameBits(gf32a, f32) || !sameBits(gf32b, f32) {
-			t.Fatal("float32 round trip")
-		}
-		check("float64", PutFloat64sLoop(loop, f64, o), PutFloat64sView(view, f64, o), 37, 296)
-		gf64a, gf64b := make([]float64, 37), make([]float64, 37)
-		GetFloat64sLoop(gf64a, loop, o)
-		GetFloat64sView(gf64b, view, o)
-		if !sameBits(gf64a, f64) || !sameBits(gf64b, f64) {
-			t.Fatal("float64 round trip")
-		}
-		// Short buffers convert what fits and say so.
-		eq(t, PutFloat64sLoop(make([]byte, 20), f64, o), 2)
-		eq(t, PutFloat64sView(make([]byte, 20), f64, o), 2)
-		eq(t, GetInt32sView(make([]int32, 3), make([]byte, 7), o), 1)
-	}
+// TestAsBytesAliases: the byte view of a slice is its memory (the conversions
+// themselves are tested in internal/byteview's users; cmd/ibis-bench/internal/memexp
+// compares them with per-element loops).
+func TestAsBytesAliases(t *testing.T) {
 	// The byte view aliases the slice.
 	s := []int32{1}
 	AsBytes(s)[0] = 9

@@ -3,6 +3,8 @@ package serialization
 import (
 	"encoding/binary"
 	"math"
+
+	"github.com/ibisgo/ibis/internal/byteview"
 )
 
 // Wire constants. See doc.go for the packet layout they describe.
@@ -65,7 +67,7 @@ var zeroPad [8]byte
 func pad8(n int64) int64 { return (n + 7) &^ 7 }
 
 // nativeLittle reports whether this machine stores integers little endian.
-var nativeLittle = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
+var nativeLittle = byteview.NativeLittle()
 
 // NativeOrder returns the byte order of this machine as binary.LittleEndian
 // or binary.BigEndian, the order a Writer uses unless told otherwise.
@@ -85,11 +87,7 @@ func nativeOrderByte() byte {
 }
 
 // isLittle probes an arbitrary binary.ByteOrder implementation.
-func isLittle(o binary.ByteOrder) bool {
-	var b [2]byte
-	o.PutUint16(b[:], 0x0102)
-	return b[0] == 0x02
-}
+func isLittle(o binary.ByteOrder) bool { return byteview.IsLittle(o) }
 
 // orderOf returns the binary.ByteOrder named by a header byte-order value.
 func orderOf(b byte) binary.ByteOrder {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/ibisgo/ibis/internal/byteview"
 	"github.com/ibisgo/ibis/serialization"
 )
 
@@ -164,20 +165,20 @@ type convBench struct {
 func conversionBenches(e Elem, n int, p ConversionParams) ([]convBench, error) {
 	switch e {
 	case ElemInt16:
-		return typedConversion(e, n, p, convFuncs[int16]{serialization.PutInt16sLoop, serialization.GetInt16sLoop,
-			serialization.PutInt16sView, serialization.GetInt16sView})
+		return typedConversion(e, n, p, convFuncs[int16]{putInt16sLoop, getInt16sLoop,
+			byteview.Put[int16], byteview.Get[int16]})
 	case ElemInt32:
-		return typedConversion(e, n, p, convFuncs[int32]{serialization.PutInt32sLoop, serialization.GetInt32sLoop,
-			serialization.PutInt32sView, serialization.GetInt32sView})
+		return typedConversion(e, n, p, convFuncs[int32]{putInt32sLoop, getInt32sLoop,
+			byteview.Put[int32], byteview.Get[int32]})
 	case ElemInt64:
-		return typedConversion(e, n, p, convFuncs[int64]{serialization.PutInt64sLoop, serialization.GetInt64sLoop,
-			serialization.PutInt64sView, serialization.GetInt64sView})
+		return typedConversion(e, n, p, convFuncs[int64]{putInt64sLoop, getInt64sLoop,
+			byteview.Put[int64], byteview.Get[int64]})
 	case ElemFloat32:
-		return typedConversion(e, n, p, convFuncs[float32]{serialization.PutFloat32sLoop, serialization.GetFloat32sLoop,
-			serialization.PutFloat32sView, serialization.GetFloat32sView})
+		return typedConversion(e, n, p, convFuncs[float32]{putFloat32sLoop, getFloat32sLoop,
+			byteview.Put[float32], byteview.Get[float32]})
 	case ElemFloat64:
-		return typedConversion(e, n, p, convFuncs[float64]{serialization.PutFloat64sLoop, serialization.GetFloat64sLoop,
-			serialization.PutFloat64sView, serialization.GetFloat64sView})
+		return typedConversion(e, n, p, convFuncs[float64]{putFloat64sLoop, getFloat64sLoop,
+			byteview.Put[float64], byteview.Get[float64]})
 	}
 	return nil, fmt.Errorf("%w: conversion element type %v", ErrInvalid, e)
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/ibisgo/ibis/internal/byteview"
 	"github.com/ibisgo/ibis/serialization"
 )
 
@@ -102,13 +103,13 @@ func TestConversionChecksCatchErrors(t *testing.T) {
 	src := makeData[int32](16, 1)
 	swapped := OrderSwapped.ByteOrder()
 	noSwap := func(dst []byte, s []int32, _ binary.ByteOrder) int { // ignores the order
-		return serialization.PutInt32sView(dst, s, serialization.NativeOrder())
+		return byteview.Put[int32](dst, s, serialization.NativeOrder())
 	}
 	short := func(dst []byte, s []int32, o binary.ByteOrder) int { // converts one element too few
-		return serialization.PutInt32sLoop(dst, s[:len(s)-1], o)
+		return putInt32sLoop(dst, s[:len(s)-1], o)
 	}
 	lastWrong := func(dst []int32, b []byte, o binary.ByteOrder) int {
-		n := serialization.GetInt32sLoop(dst, b, o)
+		n := getInt32sLoop(dst, b, o)
 		dst[n-1]++
 		return n
 	}
@@ -123,8 +124,8 @@ func TestConversionChecksCatchErrors(t *testing.T) {
 	}
 	// The correct functions pass.
 	for _, b := range []*bench{
-		convWrite("loop", src, swapped, serialization.PutInt32sLoop),
-		convRead("view", src, swapped, serialization.GetInt32sView),
+		convWrite("loop", src, swapped, putInt32sLoop),
+		convRead("view", src, swapped, byteview.Get[int32]),
 	} {
 		if _, err := measure(t.Context(), cfg, b); err != nil {
 			t.Errorf("%s: %v", b.name, err)
