@@ -6,6 +6,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/ibisgo/ibis/internal/wake"
 	"github.com/ibisgo/ibis/ipl"
 )
 
@@ -91,10 +92,7 @@ func (rt *Runtime) handle(m ipl.ReadMessage) error {
 			rt.mu.Lock()
 			rt.statsIn[m.Origin().Ibis.ID] = s
 			rt.mu.Unlock()
-			select {
-			case rt.statsWake <- struct{}{}:
-			default:
-			}
+			wake.Poke(rt.statsWake)
 		}
 		return errors.Join(err, ferr)
 	}

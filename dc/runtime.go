@@ -12,6 +12,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/ibisgo/ibis/internal/wake"
 	"github.com/ibisgo/ibis/ipl"
 )
 
@@ -174,10 +175,7 @@ func (rt *Runtime) Close() error {
 
 // poke tells the worker that something happened.
 func (rt *Runtime) poke() {
-	select {
-	case rt.wake <- struct{}{}:
-	default:
-	}
+	wake.Poke(rt.wake)
 }
 
 // end ends the run: err nil is the normal end (the result is in). Only the first call
@@ -273,6 +271,8 @@ func (rt *Runtime) lost(m ipl.IbisIdentifier, how ipl.EventType) {
 		if g.thief == m.ID {
 			delete(rt.outstanding, stamp)
 			rt.toInbox(g.t)
+			// Counted before the worker can see it in the inbox (and finish the run).
+			rt.requeued.Add(1)
 			requeued++
 		}
 	}
@@ -294,7 +294,6 @@ func (rt *Runtime) lost(m ipl.IbisIdentifier, how ipl.EventType) {
 	delete(rt.peers, m.ID)
 	isRoot := rt.rootID.ID == m.ID
 	rt.mu.Unlock()
-	rt.requeued.Add(int64(requeued))
 	if p != nil {
 		rt.wg.Go(func() { _ = p.close() }) // it may be stuck in a send to the dead process
 	}
@@ -302,10 +301,7 @@ func (rt *Runtime) lost(m ipl.IbisIdentifier, how ipl.EventType) {
 	if isRoot {
 		rt.end(fmt.Errorf("%w: %s %s", ErrRootDied, m, how))
 	}
-	select {
-	case rt.statsWake <- struct{}{}:
-	default:
-	}
+	wake.Poke(rt.statsWake)
 	rt.poke()
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/ibisgo/ibis/internal/wake"
 	"github.com/ibisgo/ibis/ipl"
 )
 
@@ -181,10 +182,7 @@ func (w *World) queueAck(h header) {
 	w.ackMu.Lock()
 	w.acks = append(w.acks, header{kind: kindAck, syncID: h.syncID, from: h.from})
 	w.ackMu.Unlock()
-	select {
-	case w.ackWake <- struct{}{}:
-	default:
-	}
+	wake.Poke(w.ackWake)
 }
 
 // ackLoop sends queued acks until the world closes.

@@ -1,6 +1,10 @@
 package registry
 
-import "sync"
+import (
+	"sync"
+
+	"github.com/ibisgo/ibis/internal/wake"
+)
 
 // fifo is an unbounded first-in first-out queue with a wake-up channel. The
 // producer never blocks, which is what lets a connection's reader keep
@@ -39,10 +43,7 @@ func (q *fifo[T]) close() {
 }
 
 func (q *fifo[T]) signal() {
-	select {
-	case q.wake <- struct{}{}:
-	default:
-	}
+	wake.Poke(q.wake)
 }
 
 // take removes and returns everything queued (appended to dst), and whether

@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/ibisgo/ibis/impl/mp/internal/mpi"
+	"github.com/ibisgo/ibis/internal/wake"
 	"github.com/ibisgo/ibis/ipl"
 )
 
@@ -121,10 +122,7 @@ func (oc *outConn) addCredit(n int) {
 // kick wakes a writer waiting in acquire, to look again. One wake-up is kept, which is
 // enough: core never writes to one connection from two goroutines at once.
 func (oc *outConn) kick() {
-	select {
-	case oc.creditCh <- struct{}{}:
-	default:
-	}
+	wake.Poke(oc.creditCh)
 }
 
 // gotCredit takes a credit message from the acceptor (engine goroutine).

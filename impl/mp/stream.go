@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ibisgo/ibis/impl/mp/internal/mpi"
+	"github.com/ibisgo/ibis/internal/wake"
 )
 
 // inStream is the accepting side of a connection: the io.Reader that core's receive
@@ -64,10 +65,7 @@ func newInStream(t *transport, src int, c uint32) *inStream {
 }
 
 func (s *inStream) wake() {
-	select {
-	case s.notify <- struct{}{}:
-	default:
-	}
+	wake.Poke(s.notify)
 }
 
 // push appends a chunk unless the stream is closed (engine goroutine).

@@ -9,6 +9,7 @@ import (
 	"go.uber.org/goleak"
 	"go.uber.org/zap"
 
+	"github.com/ibisgo/ibis/internal/wake"
 	"github.com/ibisgo/ibis/ipl"
 )
 
@@ -70,10 +71,7 @@ func openHooked(ctx context.Context, t *testing.T, h *hookTransport) *Instance {
 func dialsTo(port string, ch chan<- struct{}) func(*Request) {
 	return func(req *Request) {
 		if req.To == port {
-			select {
-			case ch <- struct{}{}:
-			default:
-			}
+			wake.Poke(ch)
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ibisgo/ibis/internal/wake"
 	"github.com/ibisgo/ibis/ipl"
 	"github.com/ibisgo/ibis/serialization"
 )
@@ -60,10 +61,7 @@ func (p *ReceivePort) serveDirect(ic *inConn, pk peeker, dl deadliner) {
 		ic.direct.died.Store(&cause)
 		p.checkDied()
 	}
-	select {
-	case p.connArrived <- struct{}{}:
-	default:
-	}
+	wake.Poke(p.connArrived)
 	select {
 	case <-ic.direct.ended:
 	case <-p.closed:

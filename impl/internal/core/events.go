@@ -5,6 +5,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/ibisgo/ibis/internal/wake"
 	"github.com/ibisgo/ibis/ipl"
 )
 
@@ -56,10 +57,7 @@ func (q *eventQueue) push(e ipl.Event) {
 	}
 	q.pending = append(q.pending, e)
 	q.mu.Unlock()
-	select {
-	case q.wake <- struct{}{}:
-	default:
-	}
+	wake.Poke(q.wake)
 }
 
 func (q *eventQueue) pump() {

@@ -5,6 +5,7 @@ import (
 	"io"
 	"sync"
 
+	"github.com/ibisgo/ibis/internal/wake"
 	"github.com/ibisgo/ibis/ipl"
 	"github.com/ibisgo/ibis/serialization"
 )
@@ -273,10 +274,7 @@ func (b *Inbox) take1(step int, why error) {
 	case stepRetire:
 		b.port.retireInbox(b, why)
 	}
-	select {
-	case b.wake <- struct{}{}:
-	default:
-	}
+	wake.Poke(b.wake)
 }
 
 // Read gives the port's reader the buffered bytes, waiting for more while the

@@ -1,6 +1,10 @@
 package core
 
-import "sync"
+import (
+	"sync"
+
+	"github.com/ibisgo/ibis/internal/wake"
+)
 
 // notifier runs the program's connection callbacks (lost connections on both sides)
 // in order on one goroutine of its own. Calling them from the goroutine that found the
@@ -29,10 +33,7 @@ func (n *notifier) push(f func()) {
 	n.mu.Lock()
 	n.pending = append(n.pending, f)
 	n.mu.Unlock()
-	select {
-	case n.wake <- struct{}{}:
-	default:
-	}
+	wake.Poke(n.wake)
 }
 
 func (n *notifier) pump() {

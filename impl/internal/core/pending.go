@@ -3,6 +3,8 @@ package core
 import (
 	"sync"
 	"sync/atomic"
+
+	"github.com/ibisgo/ibis/internal/wake"
 )
 
 // pushQueue is a receive port's FIFO of inboxes whose next message can start. Whoever
@@ -25,10 +27,7 @@ func (p *ReceivePort) enqueueInbox(b *Inbox) {
 	q.mu.Lock()
 	q.pending = append(q.pending, b)
 	q.mu.Unlock()
-	select {
-	case q.sig <- struct{}{}:
-	default:
-	}
+	wake.Poke(q.sig)
 }
 
 // park remembers an inbox paused for the port's budget.

@@ -10,6 +10,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/ibisgo/ibis/internal/wake"
 	"github.com/ibisgo/ibis/ipl"
 )
 
@@ -177,10 +178,7 @@ func (d *watchdog) peerDied(id ipl.IbisIdentifier, cause error) {
 		}
 	}
 	d.mu.Unlock()
-	select {
-	case d.wake <- struct{}{}:
-	default:
-	}
+	wake.Poke(d.wake)
 }
 
 // period is how often the watchdog looks: a quarter of the timeout (a stall is cut

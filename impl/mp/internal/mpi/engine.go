@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/ibisgo/ibis/internal/wake"
 )
 
 // Defaults of the idle back-off (see Config).
@@ -176,10 +178,7 @@ func (e *Engine) Do(f func(*Loop)) bool {
 	}
 	e.queue = append(e.queue, f)
 	e.mu.Unlock()
-	select {
-	case e.wake <- struct{}{}:
-	default:
-	}
+	wake.Poke(e.wake)
 	return true
 }
 
@@ -199,10 +198,7 @@ func (e *Engine) Stop(timeout time.Duration) error {
 		})
 	}
 	e.mu.Unlock()
-	select {
-	case e.wake <- struct{}{}:
-	default:
-	}
+	wake.Poke(e.wake)
 	<-e.finished
 	if first {
 		e.restoreProcs()
