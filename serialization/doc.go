@@ -1,6 +1,5 @@
 // Package serialization implements the byte, data and object message
-// streams of Ibis-Go, shared by every transport (TCP now, an event-loop
-// transport and MPI later).
+// streams of Ibis-Go, shared by every transport (tcp, nio and mp).
 //
 // A send port creates a Writer over a Sink, which moves packets to one or
 // several connections; a receive port creates a Reader over an io.Reader
