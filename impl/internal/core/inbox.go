@@ -228,18 +228,21 @@ func (b *Inbox) packetDone() {
 	}
 }
 
+// inboxStep is what an inbox needs after a change.
+type inboxStep int
+
 // Steps an inbox can need after a change.
 const (
-	stepNone   = iota
-	stepQueue  // its next message can start: on the port's pending list
-	stepRetire // its next item is its end: the port drops the connection now
+	stepNone   inboxStep = iota
+	stepQueue            // its next message can start: on the port's pending list
+	stepRetire           // its next item is its end: the port drops the connection now
 )
 
 // stepLocked decides what the inbox needs now. A message that can start queues it;
 // with none, an end that comes next (the sender's goodbye, bytes that cannot be
 // valid, the socket's end) retires the connection at once, without waiting for a
 // receiver, as a connection's reader goroutine would.
-func (b *Inbox) stepLocked() (int, error) {
+func (b *Inbox) stepLocked() (inboxStep, error) {
 	if b.owned || b.queued || b.retired {
 		return stepNone, nil
 	}
@@ -267,7 +270,7 @@ func (b *Inbox) stepLocked() (int, error) {
 }
 
 // take1 carries out a step outside the inbox's lock.
-func (b *Inbox) take1(step int, why error) {
+func (b *Inbox) take1(step inboxStep, why error) {
 	switch step {
 	case stepQueue:
 		b.port.enqueueInbox(b)

@@ -325,18 +325,21 @@ func (p *ReceivePort) Receive(ctx context.Context) (ipl.ReadMessage, error) {
 	}
 }
 
+// waitResult says why a wait for a message ended.
+type waitResult int
+
 // Why a wait for a message ended.
 const (
-	gotMessage = iota
-	waitDone   // the caller's context or stop channel
-	waitClosed // the port closed
-	nothingYet // no message, and the caller would not wait
+	gotMessage waitResult = iota
+	waitDone              // the caller's context or stop channel
+	waitClosed            // the port closed
+	nothingYet            // no message, and the caller would not wait
 )
 
 // next finds the message for the token holder: one stashed as upcalls were disabled,
 // one a connection's goroutine offers on ready, or the start of one from a push-mode
 // inbox. With wait set it waits until one comes, done fires or the port closes.
-func (p *ReceivePort) next(done, stop <-chan struct{}, wait bool) (*readMessage, int) {
+func (p *ReceivePort) next(done, stop <-chan struct{}, wait bool) (*readMessage, waitResult) {
 	if m := p.takeStash(); m != nil {
 		return m, gotMessage
 	}
