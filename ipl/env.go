@@ -43,6 +43,7 @@ func (c *Config) ApplyEnvironment(look func(string) (string, bool)) error {
 		v, _ := look(k)
 		return strings.TrimSpace(v)
 	}
+	c.applyPropertyEnvs(get)
 	if c.Registry == "" {
 		c.Registry = get(EnvRegistry)
 	}

@@ -4,7 +4,6 @@ package mp
 
 import (
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/ibisgo/ibis/ipl"
@@ -40,13 +39,12 @@ type options struct {
 	spin, maxSleep, waitSpin, closeTimeout time.Duration
 }
 
+func init() { ipl.RegisterPropertyEnv(PropCloseTimeout, EnvCloseTimeout) }
+
 func parseOptions(cfg *ipl.Config) (options, error) {
 	o := options{closeTimeout: DefaultCloseTimeout, waitSpin: DefaultWaitSpin}
-	get := func(key string, into *time.Duration, env string) error {
+	get := func(key string, into *time.Duration) error {
 		v := cfg.Property(key)
-		if v == "" && env != "" {
-			v = os.Getenv(env)
-		}
 		if v == "" {
 			return nil
 		}
@@ -57,16 +55,16 @@ func parseOptions(cfg *ipl.Config) (options, error) {
 		*into = d
 		return nil
 	}
-	if err := get(PropSpin, &o.spin, ""); err != nil {
+	if err := get(PropSpin, &o.spin); err != nil {
 		return o, err
 	}
-	if err := get(PropMaxSleep, &o.maxSleep, ""); err != nil {
+	if err := get(PropMaxSleep, &o.maxSleep); err != nil {
 		return o, err
 	}
-	if err := get(PropWaitSpin, &o.waitSpin, ""); err != nil {
+	if err := get(PropWaitSpin, &o.waitSpin); err != nil {
 		return o, err
 	}
-	if err := get(PropCloseTimeout, &o.closeTimeout, EnvCloseTimeout); err != nil {
+	if err := get(PropCloseTimeout, &o.closeTimeout); err != nil {
 		return o, err
 	}
 	return o, nil

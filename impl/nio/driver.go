@@ -3,7 +3,6 @@ package nio
 import (
 	"context"
 	"fmt"
-	"os"
 	"runtime"
 	"strconv"
 
@@ -21,7 +20,12 @@ const (
 	EnvLoops      = "IBIS_NIO_LOOPS"
 )
 
-func init() { ipl.Register(Name, 10, driver{}) }
+func init() {
+	ipl.Register(Name, 10, driver{})
+	ipl.RegisterPropertyEnv(PropertySend, EnvSend)
+	ipl.RegisterPropertyEnv(PropertyReceive, EnvReceive)
+	ipl.RegisterPropertyEnv(PropertyLoops, EnvLoops)
+}
 
 type driver struct{}
 
@@ -54,10 +58,7 @@ func (driver) Open(ctx context.Context, cfg *ipl.Config) (ipl.Ibis, error) {
 }
 
 func eventLoops(cfg *ipl.Config) (int, error) {
-	v, from := cfg.Property(PropertyLoops), "property "+PropertyLoops
-	if v == "" {
-		v, from = os.Getenv(EnvLoops), "$"+EnvLoops
-	}
+	v, from := cfg.Property(PropertyLoops), "property "+PropertyLoops+" (or $"+EnvLoops+")"
 	if v == "" {
 		return runtime.GOMAXPROCS(0), nil
 	}

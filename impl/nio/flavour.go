@@ -2,7 +2,6 @@ package nio
 
 import (
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/ibisgo/ibis/ipl"
@@ -98,10 +97,7 @@ func newChooser(cfg *ipl.Config) (chooser, error) {
 }
 
 func forced(cfg *ipl.Config, prop, env string) (Flavour, error) {
-	v, from := cfg.Property(prop), "property "+prop
-	if v == "" {
-		v, from = os.Getenv(env), "$"+env
-	}
+	v, from := cfg.Property(prop), "property "+prop+" (or $"+env+")"
 	if v == "" {
 		return 0, nil
 	}

@@ -2,6 +2,7 @@ package nio
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/ibisgo/ibis/ipl"
@@ -40,15 +41,25 @@ func TestFlavourChoice(t *testing.T) {
 	}
 }
 
+// The environment reaches the flavours through ipl's configuration (ApplyEnvironment,
+// as ipl.New does); a property given as an option wins over it.
 func TestForcedFlavourSources(t *testing.T) {
 	t.Setenv(EnvSend, "thread")
 	t.Setenv(EnvReceive, "nonblocking")
-	ch, err := newChooser(&ipl.Config{Properties: map[string]string{PropertySend: "blocking"}})
+	cfg := &ipl.Config{Properties: map[string]string{PropertySend: "blocking"}}
+	if err := cfg.ApplyEnvironment(nil); err != nil {
+		t.Fatal(err)
+	}
+	ch, err := newChooser(cfg)
 	if err != nil || ch.send != Blocking || ch.receive != NonBlocking {
 		t.Errorf("property over environment: %+v, %v", ch, err)
 	}
 	t.Setenv(EnvReceive, "fast")
-	if _, err := newChooser(&ipl.Config{}); err == nil {
-		t.Error("an unknown flavour in the environment was accepted")
+	cfg = &ipl.Config{}
+	if err := cfg.ApplyEnvironment(nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := newChooser(cfg); err == nil || !strings.Contains(err.Error(), "$"+EnvReceive) {
+		t.Errorf("an unknown flavour in the environment: %v, want an error naming $%s", err, EnvReceive)
 	}
 }
