@@ -37,7 +37,7 @@ func TestCloseCleanPeerWentFirst(t *testing.T) {
 		{"reset", &net.OpError{Op: "write", Net: "tcp", Err: os.NewSyscallError("write", syscall.ECONNRESET)}, false},
 		{"other", errors.New("disk on fire"), true},
 	} {
-		oc := &outConn{sp: sp, c: closingConn{tc.closing}}
+		oc := &sendConn{sp: sp, c: closingConn{tc.closing}}
 		err := oc.closeClean()
 		if (err != nil) != tc.fails {
 			t.Errorf("%s: closeClean = %v, want failure %v", tc.name, err, tc.fails)

@@ -36,8 +36,10 @@ type SendPort struct {
 	seq      int64
 	numbered bool
 
+	// mu guards the connection set. Lock order: a SendPort's mu before a sendConn's
+	// mu (Connect adds a connection only if it is still alive); never the other way.
 	mu    sync.Mutex
-	conns []*outConn
+	conns []*sendConn
 	lost  []ipl.ReceivePortIdentifier
 	// Connects under way, each to its receive port: a second Connect to the same port
 	// (to any, on a port that takes one receiver) waits for the first one's outcome.
@@ -45,7 +47,7 @@ type SendPort struct {
 	// The live message's view of the connections (only its holder of the token
 	// touches these): the connections it started with, which of them missed part of
 	// it, and the losses not yet reported.
-	msgConns  []*outConn
+	msgConns  []*sendConn
 	msgMissed []bool
 	msgLost   error
 	closed    bool
@@ -56,7 +58,8 @@ type SendPort struct {
 
 var _ ipl.SendPort = (*SendPort)(nil)
 
-type outConn struct {
+// sendConn is one connection of a send port (OutConn is the transport's side of it).
+type sendConn struct {
 	sp *SendPort
 	to ipl.ReceivePortIdentifier
 	c  OutConn
@@ -148,7 +151,7 @@ func (sp *SendPort) Connect(ctx context.Context, to ipl.IbisIdentifier, port str
 	backoff := 2 * time.Millisecond
 	var last error // the receiver's last "not yet", for a timeout to report
 	for {
-		oc := &outConn{sp: sp, to: rid}
+		oc := &sendConn{sp: sp, to: rid}
 		c, rep, err := sp.in.tr.Dial(ctx, to.Address, req, func(err error) { _ = oc.broken(err) })
 		if err != nil {
 			// A dial cut short by the deadline may return before the context
@@ -245,7 +248,7 @@ func (sp *SendPort) reserve(ctx context.Context, rid ipl.ReceivePortIdentifier, 
 // port closed, the Connect's time ran out while a message was live) is ended with a
 // goodbye: the receiver accepted it, and should see a clean disconnect, not a loss. One
 // that broke already is closed.
-func (sp *SendPort) join(ctx context.Context, oc *outConn, c OutConn, what string) error {
+func (sp *SendPort) join(ctx context.Context, oc *sendConn, c OutConn, what string) error {
 	oc.mu.Lock()
 	oc.c = c
 	gone := oc.gone.Load()
@@ -311,7 +314,7 @@ func (sp *SendPort) Disconnect(ctx context.Context, from ipl.ReceivePortIdentifi
 	}
 	defer sp.release()
 	sp.mu.Lock()
-	var oc *outConn
+	var oc *sendConn
 	for i, c := range sp.conns {
 		if sameIbis(c.to.Ibis, from.Ibis) && c.to.Name == from.Name {
 			oc = c
@@ -327,7 +330,7 @@ func (sp *SendPort) Disconnect(ctx context.Context, from ipl.ReceivePortIdentifi
 }
 
 // closeClean sends the Close packet and closes; the send port has already dropped oc.
-func (oc *outConn) closeClean() error {
+func (oc *sendConn) closeClean() error {
 	oc.mu.Lock()
 	if oc.gone.Load() {
 		oc.mu.Unlock()
@@ -380,11 +383,11 @@ func (sp *SendPort) WritePacket(bufs net.Buffers) error {
 		}
 	}
 	if len(sp.msgConns) == 1 {
-		return sp.deliver(func(oc *outConn) error { return oc.c.WritePacket(bufs) })
+		return sp.deliver(func(oc *sendConn) error { return oc.c.WritePacket(bufs) })
 	}
 	// WritePacket may consume its buffers: each connection gets a fresh copy of the
 	// list (not of the bytes).
-	err := sp.deliver(func(oc *outConn) error {
+	err := sp.deliver(func(oc *sendConn) error {
 		sp.scratch = append(sp.scratch[:0], bufs...)
 		return oc.c.WritePacket(sp.scratch)
 	})
@@ -405,7 +408,7 @@ func (sp *SendPort) writeShared(sh Sharer, bufs net.Buffers) error {
 		pkt := sh.Share(piece)
 		clear(piece)
 		sp.scratch = piece[:0]
-		err := sp.deliver(func(oc *outConn) error { return oc.c.(Sharer).WriteShared(pkt) })
+		err := sp.deliver(func(oc *sendConn) error { return oc.c.(Sharer).WriteShared(pkt) })
 		pkt.Release()
 		if err != nil {
 			return err
@@ -434,7 +437,7 @@ func cutBuffers(dst, bufs net.Buffers, limit int) (net.Buffers, net.Buffers) {
 // deliver runs write on every connection the live message still has. A connection that
 // fails, or that was found broken since the message started, misses the rest of the
 // message; deliver fails only when no connection is left.
-func (sp *SendPort) deliver(write func(oc *outConn) error) error {
+func (sp *SendPort) deliver(write func(oc *sendConn) error) error {
 	alive := 0
 	var errs []error
 	for i, oc := range sp.msgConns {
@@ -481,7 +484,7 @@ func (sp *SendPort) drain() {
 }
 
 // lostErr returns why the connection was dropped, or nil while it lives.
-func (oc *outConn) lostErr() error {
+func (oc *sendConn) lostErr() error {
 	if !oc.gone.Load() {
 		return nil
 	}
@@ -503,7 +506,7 @@ func (sp *SendPort) takeBroken() error {
 // broken removes a connection that failed (write error, peer closed, peer died),
 // tells the program through downcalls and the disconnect handler, and returns the
 // error that describes the loss.
-func (oc *outConn) broken(cause error) error {
+func (oc *sendConn) broken(cause error) error {
 	sp := oc.sp
 	if !errors.Is(cause, ipl.ErrConnectionLost) {
 		cause = fmt.Errorf("%w: %w", ipl.ErrConnectionLost, cause)
@@ -549,7 +552,7 @@ func (oc *outConn) broken(cause error) error {
 
 func (sp *SendPort) peerGone(id ipl.IbisIdentifier, cause error) {
 	sp.mu.Lock()
-	var hit []*outConn
+	var hit []*sendConn
 	for _, oc := range sp.conns {
 		if sameIbis(oc.to.Ibis, id) {
 			hit = append(hit, oc)
