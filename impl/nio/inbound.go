@@ -50,119 +50,119 @@ func newInbound(nc net.Conn, eng *engine) *inbound {
 }
 
 // Close ends the connection whichever state it is in.
-func (in *inbound) Close() error {
-	in.mu.Lock()
-	defer in.mu.Unlock()
-	in.shut = true
-	if in.fd >= 0 { // paused: the duplicate is all there is
-		err := unix.Close(in.fd)
-		in.fd = -1
+func (ib *inbound) Close() error {
+	ib.mu.Lock()
+	defer ib.mu.Unlock()
+	ib.shut = true
+	if ib.fd >= 0 { // paused: the duplicate is all there is
+		err := unix.Close(ib.fd)
+		ib.fd = -1
 		return err
 	}
-	if in.gc != nil {
-		return in.gc.Close()
+	if ib.gc != nil {
+		return ib.gc.Close()
 	}
-	return in.nc.Close()
+	return ib.nc.Close()
 }
 
 // enroll hands the socket to the event loop (the first time, and after each pause).
-func (in *inbound) enroll(nc net.Conn) {
-	in.enrolMu.Lock()
-	defer in.enrolMu.Unlock()
-	in.mu.Lock()
-	in.reg = false
-	in.mu.Unlock()
-	gc, err := in.eng.enroll(nc, in)
+func (ib *inbound) enroll(nc net.Conn) {
+	ib.enrolMu.Lock()
+	defer ib.enrolMu.Unlock()
+	ib.mu.Lock()
+	ib.reg = false
+	ib.mu.Unlock()
+	gc, err := ib.eng.enroll(nc, ib)
 	if err != nil {
-		in.box.End(fmt.Errorf("%w: %w", ipl.ErrConnectionLost, err))
+		ib.box.End(fmt.Errorf("%w: %w", ipl.ErrConnectionLost, err))
 		return
 	}
-	in.mu.Lock()
-	shut := in.shut
-	in.mu.Unlock()
+	ib.mu.Lock()
+	shut := ib.shut
+	ib.mu.Unlock()
 	if shut { // the port closed the connection while it was being handed over
 		_ = gc.Close()
 	}
 }
 
-func (in *inbound) opened(c gnet.Conn) {
-	in.mu.Lock()
-	in.gc, in.reg = c, true
-	in.mu.Unlock()
+func (ib *inbound) opened(c gnet.Conn) {
+	ib.mu.Lock()
+	ib.gc, ib.reg = c, true
+	ib.mu.Unlock()
 }
 
-func (in *inbound) isOpen() bool {
-	in.mu.Lock()
-	defer in.mu.Unlock()
-	return in.reg
+func (ib *inbound) isOpen() bool {
+	ib.mu.Lock()
+	defer ib.mu.Unlock()
+	return ib.reg
 }
 
-func (in *inbound) traffic(c gnet.Conn) gnet.Action {
+func (ib *inbound) traffic(c gnet.Conn) gnet.Action {
 	b, err := c.Next(-1)
 	if err != nil {
 		return gnet.Close
 	}
-	if !in.box.Push(b) {
+	if !ib.box.Push(b) {
 		return gnet.None
 	}
-	return in.pause(c)
+	return ib.pause(c)
 }
 
 // pause drops the event loop's connection and keeps a duplicate of the socket.
-func (in *inbound) pause(c gnet.Conn) gnet.Action {
+func (ib *inbound) pause(c gnet.Conn) gnet.Action {
 	fd, err := c.Dup()
 	if err != nil {
 		return gnet.None // cannot pause: go on reading
 	}
-	in.mu.Lock()
-	defer in.mu.Unlock()
-	if in.shut || in.resumeOK {
-		in.resumeOK = false
+	ib.mu.Lock()
+	defer ib.mu.Unlock()
+	if ib.shut || ib.resumeOK {
+		ib.resumeOK = false
 		_ = unix.Close(fd)
 		return gnet.None
 	}
-	in.fd, in.gc = fd, nil
-	in.paused[c] = struct{}{}
+	ib.fd, ib.gc = fd, nil
+	ib.paused[c] = struct{}{}
 	pauses.Add(1)
 	return gnet.Close
 }
 
 // resume hands the kept socket back to the event loop; the inbox calls it once the
 // reader has drained it.
-func (in *inbound) resume() {
-	in.mu.Lock()
-	fd := in.fd
-	in.fd = -1
+func (ib *inbound) resume() {
+	ib.mu.Lock()
+	fd := ib.fd
+	ib.fd = -1
 	if fd < 0 {
-		in.resumeOK = !in.shut // the pause has not happened yet: cancel it
-		in.mu.Unlock()
+		ib.resumeOK = !ib.shut // the pause has not happened yet: cancel it
+		ib.mu.Unlock()
 		return
 	}
-	in.mu.Unlock()
+	ib.mu.Unlock()
 	f := os.NewFile(uintptr(fd), "nio-paused")
 	nc, err := net.FileConn(f)
 	_ = f.Close()
 	if err != nil {
-		in.box.End(fmt.Errorf("%w: resuming a paused connection: %w", ipl.ErrConnectionLost, err))
+		ib.box.End(fmt.Errorf("%w: resuming a paused connection: %w", ipl.ErrConnectionLost, err))
 		return
 	}
-	in.enroll(nc)
+	ib.enroll(nc)
 }
 
-func (in *inbound) closed(c gnet.Conn, err error) {
-	in.mu.Lock()
-	if _, ok := in.paused[c]; ok {
-		delete(in.paused, c)
-		in.mu.Unlock()
+func (ib *inbound) closed(c gnet.Conn, err error) {
+	ib.mu.Lock()
+	if _, ok := ib.paused[c]; ok {
+		delete(ib.paused, c)
+		ib.mu.Unlock()
 		return
 	}
-	if in.gc == c {
-		in.gc = nil
+	if ib.gc == c {
+		ib.gc = nil
 	}
-	in.mu.Unlock()
+	ib.mu.Unlock()
 	if err != nil && !errors.Is(err, io.EOF) {
-		in.box.End(fmt.Errorf("%w: %w", ipl.ErrConnectionLost, err))
+		ib.box.End(fmt.Errorf("%w: %w", ipl.ErrConnectionLost, err))
 		return
 	}
-	in.box.End(nil)
+	ib.box.End(nil)
 }
