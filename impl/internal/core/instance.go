@@ -120,7 +120,7 @@ func Open(ctx context.Context, cfg *ipl.Config, impl string, tr Transport) (*Ins
 	ropts := []registry.Option{
 		registry.WithAddress(addr),
 		registry.WithTag(cfg.Tag),
-		registry.WithLogger(in.log.Named("registry-client")),
+		registry.WithLogger(in.log), // the client names its logger itself
 		registry.WithEventHandler(in.onEvent),
 	}
 	if cfg.PoolSize > 0 {
