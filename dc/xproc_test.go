@@ -373,7 +373,7 @@ func TestPoolOfProcesses(t *testing.T) {
 					if rep == nil {
 						t.Fatal("no process printed the report")
 					}
-					if len(rep.Processes) != np || rep.Total.Executed != rep.Total.Spawned+0 {
+					if len(rep.Processes) != np || rep.Total.Executed != rep.Total.Spawned {
 						t.Errorf("report of %d processes, %d jobs executed of %d spawned", len(rep.Processes), rep.Total.Executed, rep.Total.Spawned)
 					}
 				})

@@ -167,13 +167,8 @@ flags:
 		return nil, errors.New("-input with -bodies, -spheres or -seed: the input file gives the bodies")
 	}
 	if cfg.np > 0 {
-		for _, name := range []string{"registry", "pool", "pool-size"} {
-			if cfg.set[name] {
-				return nil, fmt.Errorf("-%s with -np: -np starts its own registry and pool; leave -np out to join an existing pool", name)
-			}
-		}
-		if cfg.impl == "mp" {
-			return nil, errors.New("-impl mp with -np: MPI processes are started by mpirun or srun (mpirun -np 4 ./barneshut -impl mp)")
+		if err := applaunch.CheckFlags("barneshut", cfg.set, cfg.impl); err != nil {
+			return nil, err
 		}
 	}
 	return cfg, nil

@@ -142,13 +142,8 @@ flags:
 		return nil, fmt.Errorf("-image %q: the file name must end in .png", cfg.image)
 	}
 	if cfg.np > 0 {
-		for _, name := range []string{"registry", "pool", "pool-size"} {
-			if cfg.set[name] {
-				return nil, fmt.Errorf("-%s with -np: -np starts its own registry and pool; leave -np out to join an existing pool", name)
-			}
-		}
-		if cfg.impl == "mp" {
-			return nil, errors.New("-impl mp with -np: MPI processes are started by mpirun or srun (mpirun -np 4 ./sor -impl mp)")
+		if err := applaunch.CheckFlags("sor", cfg.set, cfg.impl); err != nil {
+			return nil, err
 		}
 	}
 	return cfg, nil

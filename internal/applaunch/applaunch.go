@@ -154,3 +154,18 @@ func ServerOptions(np int) ([]registry.ServerOption, error) {
 	}
 	return sopts, nil
 }
+
+// CheckFlags refuses what cannot go with -np (set holds the flags given, impl the -impl
+// value): -np starts its own registry and pool, so -registry, -pool and -pool-size have no
+// place, and MPI processes are started by mpirun, not by -np.
+func CheckFlags(name string, set map[string]bool, impl string) error {
+	for _, f := range []string{"registry", "pool", "pool-size"} {
+		if set[f] {
+			return fmt.Errorf("-%s with -np: -np starts its own registry and pool; leave -np out to join an existing pool", f)
+		}
+	}
+	if impl == "mp" {
+		return fmt.Errorf("-impl mp with -np: MPI processes are started by mpirun or srun (mpirun -np 4 ./%s -impl mp)", name)
+	}
+	return nil
+}

@@ -152,13 +152,8 @@ func (a App) parse(args []string, stderr io.Writer) (*config, error) {
 		return nil, fmt.Errorf("-goroutines: %s has no goroutine version", a.Name)
 	}
 	if cfg.np > 0 {
-		for _, name := range []string{"registry", "pool", "pool-size"} {
-			if cfg.set[name] {
-				return nil, fmt.Errorf("-%s with -np: -np starts its own registry and pool; leave -np out to join an existing pool", name)
-			}
-		}
-		if cfg.impl == "mp" {
-			return nil, fmt.Errorf("-impl mp with -np: MPI processes are started by mpirun (mpirun -np 4 ./%s -impl mp)", a.Name)
+		if err := applaunch.CheckFlags(a.Name, cfg.set, cfg.impl); err != nil {
+			return nil, err
 		}
 	}
 	if a.Check != nil {
