@@ -65,7 +65,8 @@
 // length and its bytes; a 2-D slice is an int64 row count, every row's int64
 // length, then the rows. An object (KindObject) starts with a one-byte tag
 // in the int8 section: 0 nil, 1 msgpack (int64 length, then the msgpack/v5
-// bytes), 2 string, 16+e a primitive, 32+e a 1-D slice (int64 length, -1 for
+// bytes), 2 string, 3 the object codec (int64 length, then the codec's
+// bytes; its format and what it covers are described in codec.go), 16+e a primitive, 32+e a 1-D slice (int64 length, -1 for
 // nil, then the elements), 48+e a 2-D slice (int64 row count, -1 for nil,
 // then every row's int64 length, -1 for a nil row, then the rows), where e numbers the element types bool, uint8, int8,
 // int16, uint16, int32, uint32, int64, uint64, int, uint, float32, float64
@@ -87,7 +88,12 @@
 // destination's type (msgpack's generic types for interfaces), and an
 // object whose estimate exceeds WithReaderMaxObjectMemory (by default the
 // maximum message size) is skipped with ErrTooLarge before anything is
-// decoded. A Writer refuses, with ErrTooLarge and without writing anything,
+// decoded. The object codec's decoder checks every length against the
+// bytes left (and the fewest bytes the objects still to come need) before
+// it allocates, charges every allocation against WithReaderMaxObjectMemory
+// as it goes, bounds the nesting of slices and maps by
+// WithReaderMaxObjectDepth, and lets a reference name only an object of
+// the type it was sent as. A Writer refuses, with ErrTooLarge and without writing anything,
 // a value that would take the message over its own limit
 // (WithMaxMessageSize).
 //

@@ -49,6 +49,7 @@ const (
 	tagNil     = 0
 	tagMsgpack = 1
 	tagString  = 2
+	tagCodec   = 3  // int64 length, the object codec's bytes (codec.go)
 	tagScalar  = 16 // + elemCode: one primitive value
 	tagSlice   = 32 // + elemCode: int64 length (-1 for nil), elements
 	tagSlice2D = 48 // + elemCode: int64 rows (-1 for nil), int64 lengths, rows
@@ -77,6 +78,8 @@ func tagName(tag byte) string {
 		return "nil"
 	case tagMsgpack:
 		return "a msgpack-encoded value"
+	case tagCodec:
+		return "a codec-encoded value"
 	}
 	if t := tagType(tag); t != nil {
 		return t.String()

@@ -14,9 +14,16 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
+// goldenPoint travels by the object codec, goldenTagged by msgpack.
 type goldenPoint struct {
 	Name string
 	X, Y int32
+	Next *goldenPoint
+}
+
+type goldenTagged struct {
+	Name string `msgpack:"n"`
+	X    int32
 }
 
 // goldenCases are messages whose exact bytes are pinned in testdata/: any
@@ -62,7 +69,7 @@ var goldenCases = []struct {
 	{"objects", KindObject, nil, func(w *Writer) error {
 		return firstErr(w.WriteObject(nil), w.WriteObject("s"), w.WriteObject(int16(-9)),
 			w.WriteObject([]int32{1, 2}), w.WriteObject([]float64(nil)), w.WriteObject([][]uint8{{1}, nil}),
-			w.WriteObject(goldenPoint{"p", 3, -4}))
+			w.WriteObject(goldenPoint{"p", 3, -4, &goldenPoint{Name: "q"}}), w.WriteObject(goldenTagged{"t", 5}))
 	}, func(r *Reader) error {
 		var n any = 1
 		var s string
@@ -71,10 +78,15 @@ var goldenCases = []struct {
 		f := []float64{1}
 		var b [][]uint8
 		var p goldenPoint
+		var g goldenTagged
 		err := firstErr(r.ReadObject(&n), r.ReadObject(&s), r.ReadObject(&i), r.ReadObject(&a), r.ReadObject(&f),
-			r.ReadObject(&b), r.ReadObject(&p))
-		got := fmt.Sprintf("%v %v %v %v %v %v %v %+v", n, s, i, a, f == nil, b, b[1] == nil, p)
-		if want := "<nil> s -9 [1 2] true [[1] []] true {Name:p X:3 Y:-4}"; err == nil && got != want {
+			r.ReadObject(&b), r.ReadObject(&p), r.ReadObject(&g))
+		if err == nil && p.Next == nil {
+			return fmt.Errorf("goldenPoint.Next lost")
+		}
+		got := fmt.Sprintf("%v %v %v %v %v %v %v %v %v %v %v %+v", n, s, i, a, f == nil, b, b[1] == nil,
+			p.Name, p.X, p.Y, *p.Next, g)
+		if want := "<nil> s -9 [1 2] true [[1] []] true p 3 -4 {q 0 0 <nil>} {Name:t X:5}"; err == nil && got != want {
 			err = fmt.Errorf("got %s, want %s", got, want)
 		}
 		return err

@@ -8,9 +8,11 @@ import (
 	"testing"
 )
 
+// point travels as msgpack (its tagged field leaves it to msgpack): the
+// tests of the msgpack path use it. codec_test.go has the codec's types.
 type point struct {
 	X, Y  float64
-	Label string
+	Label string `msgpack:"Label"`
 	Tags  []string
 	Raw   []byte
 	Next  *point

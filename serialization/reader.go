@@ -55,12 +55,13 @@ type Reader struct {
 	consumed int64 // bytes of the message read from src so far
 	err      error // sticky
 
-	scr  [8]byte
-	skip []byte
-	lens []int64 // row lengths of a 2-D object being read
-	obj  []byte  // msgpack bytes of an object being read
-	objR bytes.Reader
-	dec  *msgpack.Decoder
+	scr   [8]byte
+	skip  []byte
+	lens  []int64 // row lengths of a 2-D object being read
+	obj   []byte  // msgpack bytes of an object being read
+	objR  bytes.Reader
+	dec   *msgpack.Decoder
+	codec decoder // the object codec's state (codec.go)
 
 	costType reflect.Type // the destination type of the last msgpack object
 	cost     *objCost     // and its allocation costs

@@ -61,7 +61,11 @@ func regElem[T Primitive](c elemCode) {
 // slices and 2-D slices) need a pointer to exactly their type, or to an
 // interface they satisfy such as *any; a slice destination long enough is
 // reused (never written beyond its length), otherwise a new slice is
-// allocated as the data arrives, bounded by the rest of the message. Other
+// allocated as the data arrives, bounded by the rest of the message. An
+// object sent by the codec needs a pointer to a type of the same shape (the
+// same field names and kinds; a pointer to it or to a pointer to it), or to
+// an interface when its type was given to Register; it is decoded into new
+// memory and stored only when complete. Other
 // objects are decoded with msgpack into whatever ptr points to, after their
 // bytes have been checked for well-formedness and nesting depth, and for
 // what decoding them into ptr's type could allocate: an object whose
@@ -94,6 +98,8 @@ func (r *Reader) ReadObject(ptr any) error {
 			e.SetZero()
 		}
 		return r.readMsgpack(ptr)
+	case tagCodec:
+		return r.readCodec(pv)
 	}
 	t := tagType(tag)
 	if t == nil {
@@ -247,21 +253,11 @@ func (r *Reader) skipObject(tag byte) error {
 // allocate), and decodes them into ptr. An object that fails the check has
 // been consumed: the message goes on after it.
 func (r *Reader) readMsgpack(ptr any) error {
-	n, err := r.readLen("msgpack object length", false)
+	b, err := r.readBlob("msgpack object")
+	defer r.releaseBlob()
 	if err != nil {
 		return err
 	}
-	b, err := readGrow(r, r.obj[:cap(r.obj)], n, eUint8, "msgpack object bytes")
-	if err != nil {
-		return err
-	}
-	r.obj = b
-	defer func() {
-		if cap(r.obj) > maxRetainBuf {
-			r.obj = nil
-			r.dec = nil // its read buffer may have grown as large
-		}
-	}()
 	if _, err := checkMsgpack(b, r.cfg.maxObjectDepth, r.costFor(ptr), r.cfg.maxObjectMemory); err != nil {
 		return err
 	}
@@ -274,6 +270,30 @@ func (r *Reader) readMsgpack(ptr any) error {
 		return fmt.Errorf("%w: decoding a msgpack object into %T: %w", ErrTypeMismatch, ptr, err)
 	}
 	return nil
+}
+
+// readBlob reads the length and the bytes of an encoded object (msgpack or
+// codec) into the Reader's object scratch.
+func (r *Reader) readBlob(what string) ([]byte, error) {
+	n, err := r.readLen(what+" length", false)
+	if err != nil {
+		return nil, err
+	}
+	b, err := readGrow(r, r.obj[:cap(r.obj)], n, eUint8, what+" bytes")
+	if err != nil {
+		return nil, err
+	}
+	r.obj = b
+	return b, nil
+}
+
+// releaseBlob drops the object scratch after a large object, and the msgpack
+// decoder with it (its read buffer may have grown as large).
+func (r *Reader) releaseBlob() {
+	if cap(r.obj) > maxRetainBuf {
+		r.obj = nil
+		r.dec = nil
+	}
 }
 
 // costFor returns the allocation costs of decoding into ptr, remembering

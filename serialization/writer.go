@@ -45,6 +45,7 @@ type Writer struct {
 
 	objBuf bytes.Buffer
 	enc    *msgpack.Encoder
+	codec  encoder // the object codec's state (codec.go)
 }
 
 // NewWriter returns a Writer of the given kind that hands its packets to

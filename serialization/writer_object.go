@@ -17,10 +17,15 @@ const maxRetainedObjBuf = 1 << 20
 // The value starts with a type tag. nil, strings, primitives, and the 1-D and
 // 2-D primitive slices WriteArray accepts take fast paths that bypass
 // msgpack (slices keep their nil-ness and are sent from their memory when
-// large, like WriteArray). Every other value is encoded with msgpack (v5)
-// and sent as a length and the encoded bytes; msgpack does not preserve
-// pointer sharing, and a cyclic value cannot be encoded. Only KindObject
-// allows it.
+// large, like WriteArray). A value whose type is or reaches a struct goes
+// through the object codec, a plan compiled once per type (codec.go): as
+// fast as a hand-written serializer, shared pointers and cycles kept, the
+// receiver's type checked against a fingerprint of the sender's. Every
+// other value (and a type the codec does not cover: one that reaches an
+// interface, has a msgpack struct tag or marshals itself) is encoded with
+// msgpack (v5) and sent as a length and the encoded bytes; msgpack does not
+// preserve pointer sharing, and a cyclic value cannot be encoded. Only
+// KindObject allows it.
 func (w *Writer) WriteObject(v any) error {
 	if w.kind != KindObject {
 		return w.kind.needObject("WriteObject")
@@ -62,6 +67,9 @@ func (w *Writer) WriteObject(v any) error {
 		return w.writeScalar(eFloat64, math.Float64bits(x))
 	}
 	if handled, err := w.writeArray(v, true); handled {
+		return err
+	}
+	if handled, err := w.writeCodec(v); handled {
 		return err
 	}
 	return w.writeMsgpack(v)
@@ -151,23 +159,29 @@ func (w *Writer) writeMsgpack(v any) error {
 	if err := encodeSafely(w.enc, v); err != nil {
 		return fmt.Errorf("%w: WriteObject: msgpack cannot encode %T: %w", ErrUnsupported, v, err)
 	}
-	b := w.objBuf.Bytes()
+	err := w.writeBlob(tagMsgpack, w.objBuf.Bytes(), fmt.Sprintf("a msgpack-encoded %T", v))
+	if w.objBuf.Cap() > maxRetainedObjBuf {
+		w.objBuf = bytes.Buffer{}
+	}
+	return err
+}
+
+// writeBlob writes an object encoded into b: tag, length and bytes. what
+// names it in an error.
+func (w *Writer) writeBlob(tag byte, b []byte, what string) error {
 	p := w.plan()
 	p.small(1, 1)
 	p.small(8, 8)
 	p.small(int64(len(b)), 1)
 	if f := p.final(); f > w.cfg.maxMessage {
-		return w.tooLarge(fmt.Sprintf("a msgpack-encoded %T", v), f)
+		return w.tooLarge(what, f)
 	}
-	err := w.emitTag(tagMsgpack)
+	err := w.emitTag(tag)
 	if err == nil {
 		err = w.emitInt64s(func(int) int64 { return int64(len(b)) }, 1)
 	}
 	if err == nil {
 		err = w.emitSmall(secI8, b, 1)
-	}
-	if w.objBuf.Cap() > maxRetainedObjBuf {
-		w.objBuf = bytes.Buffer{}
 	}
 	return err
 }
