@@ -31,8 +31,8 @@ func setupPingpong(fs *flag.FlagSet) func(ctx context.Context, e *env) (*report.
 	var f pingpongFlags
 	fs.IntVar(&f.maxSize, "max-size", 1<<20, "largest message in bytes (sizes are 0 and 4^k up to it)")
 	fs.StringVar(&f.sizes, "sizes", "", "explicit comma-separated sizes in bytes (K, M suffixes), instead of -max-size")
-	fs.StringVar(&f.types, "types", "bytes,int32,float64,objects", "payload variants: bytes, int32, int64, float32, float64, objects (16-byte structs through WriteObject)")
-	fs.IntVar(&f.objectMax, "object-max", 64<<10, "largest size for the objects variant (msgpack is slow for big slices)")
+	fs.StringVar(&f.types, "types", "bytes,int32,float64,objects", "payload variants: bytes, int32, int64, float32, float64, objects (16-byte structs through WriteObject and the object codec), objects-msgpack (the same through msgpack)")
+	fs.IntVar(&f.objectMax, "object-max", 64<<10, "largest size for the objects variants (msgpack is slow for big slices)")
 	fs.IntVar(&f.reps, "reps", 150, "measurements per size (the test time is their lower sextile)")
 	fs.IntVar(&f.warmup, "warmup", 20, "round trips before measuring each size")
 	fs.DurationVar(&f.minBatch, "min-batch", 200*time.Microsecond, "shortest measurement: small sizes are timed in batches at least this long")
@@ -71,8 +71,8 @@ func parseKinds(s string) ([]payload.Kind, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w: -types: %v", errUsage, err)
 		}
-		if k == payload.Tree || k == payload.Bytes2D || k == payload.Float322D {
-			return nil, fmt.Errorf("%w: -types: %s has no size series; use bytes, int32, int64, float32, float64, objects", errUsage, k)
+		if k.IsTree() || k == payload.Bytes2D || k == payload.Float322D {
+			return nil, fmt.Errorf("%w: -types: %s has no size series; use bytes, int32, int64, float32, float64, objects, objects-msgpack", errUsage, k)
 		}
 		out = append(out, k)
 	}
@@ -123,7 +123,7 @@ func pingpong(ctx context.Context, e *env, g *cluster.Group, l *link, tm timer, 
 		var used []*curve
 		for i, k := range kinds {
 			spec := payload.Spec{Kind: k, Size: n}
-			if spec.Validate() != nil || (k == payload.Objects && n > objectMax) {
+			if spec.Validate() != nil || (k.IsObject() && n > objectMax) {
 				continue // a size the variant cannot hold (1 byte of int32)
 			}
 			if err := l.verify(ctx, spec); err != nil {

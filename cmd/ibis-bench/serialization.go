@@ -29,7 +29,7 @@ func setupSerialization(fs *flag.FlagSet) func(ctx context.Context, e *env) (*re
 	fs.StringVar(&f.size, "size", "100K", "bytes per array (K = 1024, M = 1024*1024)")
 	fs.StringVar(&f.types, "types", "byte,int32,int64,float64", "array element types: byte, int16, int32, int64, float32, float64")
 	fs.IntVar(&f.nodes, "nodes", memexp.DefaultTreeNodes, "objects in the tree (four int32 each); 0 leaves the tree out")
-	fs.StringVar(&f.kinds, "kinds", "data,object", "serializations: data (WriteArray; the tree by a hand-written serializer) and object (WriteObject; the tree through msgpack)")
+	fs.StringVar(&f.kinds, "kinds", "data,object", "serializations: data (WriteArray; the tree by a hand-written serializer) and object (WriteObject; the tree through the object codec)")
 	f.mem.register(fs)
 	return func(ctx context.Context, e *env) (*report.Report, error) {
 		var p memexp.SerializationParams
@@ -100,8 +100,8 @@ func serializationReport(e *env, res *memexp.SerializationResult) *report.Report
 	notes := memNotes(e, res.Statistic, res.Repetitions, res.MinBatchNs, res.NativeOrder)
 	notes = append(notes,
 		"data: WriteArray/ReadArray into the caller's slice; the tree by a hand-written serializer (an int32 per reference, four int32 per node), as Ibis generates",
-		"object: WriteObject/ReadObject; arrays take the tagged fast path and are read into a new slice each time; the tree is one msgpack-encoded object, rebuilt on every read",
-		"tree user: 16 bytes of int32 per node; tree total: every byte of the message (references, msgpack field names, headers); bytes/message per serialization in column order")
+		"object: WriteObject/ReadObject; arrays take the tagged fast path and are read into a new slice each time; the tree is one object through the object codec (go test -bench ObjectCodec ./serialization compares it with msgpack and gob), rebuilt on every read",
+		"tree user: 16 bytes of int32 per node; tree total: every byte of the message (references, object codec header, Ibis headers); bytes/message per serialization in column order")
 	if p.CopySink {
 		notes = append(notes, "-copy-sink: the writes copy every message into memory")
 	} else {
@@ -142,7 +142,7 @@ func serializationReport(e *env, res *memexp.SerializationResult) *report.Report
 		t := &report.Table{
 			Title:   "serialization, cost of the swapped byte order (native MB/s / swapped MB/s)",
 			Columns: cols[:len(cols)-1],
-			Notes:   []string{"1.0: swapping is free. msgpack bytes do not depend on the byte order; only the tags and lengths around them do"},
+			Notes:   []string{"1.0: swapping is free. Object codec bytes do not depend on the byte order; only the tags and lengths around them do"},
 		}
 		for _, r := range rows {
 			if r.total {

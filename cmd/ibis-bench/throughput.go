@@ -62,6 +62,7 @@ func throughput(ctx context.Context, e *env, g *cluster.Group, l *link, tm timer
 		{fmt.Sprintf("%s []int64", sizeLabel(f.size)), payload.Spec{Kind: payload.Int64, Size: f.size}},
 		{fmt.Sprintf("%s []float64", sizeLabel(f.size)), payload.Spec{Kind: payload.Float64, Size: f.size}},
 		{fmt.Sprintf("%d-node tree", f.nodes), payload.Spec{Kind: payload.Tree, Size: f.nodes * payload.ItemSize}},
+		{fmt.Sprintf("%d-node tree msgpack", f.nodes), payload.Spec{Kind: payload.TreeMsgpack, Size: f.nodes * payload.ItemSize}},
 	}
 	t := &report.Table{
 		Title:   "throughput: " + describe(g, e),
@@ -69,7 +70,7 @@ func throughput(ctx context.Context, e *env, g *cluster.Group, l *link, tm timer
 		Notes: []string{
 			fmt.Sprintf("a measurement is %d messages one way and an acknowledgement back; MB/s = 10^6 bytes/s from the lower sextile of %d measurements", f.burst, tm.reps),
 			"raw: the same number of bytes (the Ibis message's total, headers included) in frames over a plain net.TCPConn, measured in turn with Ibis",
-			"tree user: the nodes' int32 data; tree total: every byte of the message (msgpack encoding and Ibis headers)",
+			"tree user: the nodes' int32 data; tree total: every byte of the message (the encoding and Ibis headers); tree: the object codec; tree msgpack: the same nodes with a msgpack tag, the object path before the codec",
 		},
 	}
 	values := map[string]any{}
@@ -97,11 +98,11 @@ func throughput(ctx context.Context, e *env, g *cluster.Group, l *link, tm timer
 		if err != nil {
 			return nil, err
 		}
-		if r.spec.Kind == payload.Tree {
+		if k := r.spec.Kind; k.IsTree() {
 			t.AddRow(r.label+" user", rt.user, rt.rawUser, rt.ratio, int(msgBytes))
 			t.AddRow(r.label+" total", rt.total, rt.rawTotal, rt.ratio, int(msgBytes))
-			values["tree_user_mbps"], values["tree_total_mbps"] = rt.user, rt.total
-			values["tree_raw_mbps"] = rt.rawTotal
+			values[k.String()+"_user_mbps"], values[k.String()+"_total_mbps"] = rt.user, rt.total
+			values[k.String()+"_raw_mbps"] = rt.rawTotal
 			continue
 		}
 		t.AddRow(r.label, rt.user, rt.rawUser, rt.ratio, int(msgBytes))

@@ -154,7 +154,7 @@ func ParseKinds(list string) ([]serialization.Kind, error) {
 // serialization and byte order: Table 6.2 of the thesis. Arrays go with
 // WriteArray/ReadArray (data) or WriteObject/ReadObject (object); the tree
 // with a hand-written serializer of int32 fields and references (data) or
-// as one msgpack-encoded object (object). It returns an error wrapping
+// as one object through the object codec (object). It returns an error wrapping
 // ErrInvalid for bad parameters, ErrMismatch if a case does not round-trip,
 // or the context's error if ctx ends first.
 func Serialization(ctx context.Context, p SerializationParams, opts ...Option) (*SerializationResult, error) {

@@ -16,8 +16,7 @@ const MaxTreeNodes = 1 << 22
 // node is one object of the tree benchmark: four int32 of user data and two
 // references, as in the thesis. It is a plain struct, as a program would
 // write it and as the throughput experiment sends it (payload.Node), so
-// msgpack encodes it as a map with field names; that overhead shows in the
-// tree's total bytes.
+// WriteObject sends it through the object codec.
 type node struct {
 	A, B, C, D  int32
 	Left, Right *node
@@ -146,7 +145,7 @@ func compareTrees(got, want *node) error {
 }
 
 // treePayload is a tree sent with the generated-style data serializer
-// (data) or WriteObject and msgpack (object). Reads always build a new
+// (data) or WriteObject and the object codec (object). Reads always build a new
 // tree: allocating the objects is part of deserializing them.
 type treePayload struct {
 	object bool

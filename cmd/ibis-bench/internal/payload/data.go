@@ -21,6 +21,20 @@ type Node struct {
 	Left, Right *Node
 }
 
+// MsgpackItem is Item with a msgpack struct tag, which leaves it to msgpack: the
+// ObjectsMsgpack kind measures the object path without the codec.
+type MsgpackItem struct {
+	A       int32 `msgpack:"A"`
+	B, C, D int32
+}
+
+// MsgpackNode is Node left to msgpack by its tag (TreeMsgpack).
+type MsgpackNode struct {
+	A           int32 `msgpack:"A"`
+	B, C, D     int32
+	Left, Right *MsgpackNode
+}
+
 // Data is one payload in memory: what is written, and where a read puts it.
 type Data struct {
 	Spec Spec
@@ -31,6 +45,8 @@ type Data struct {
 	f64  []float64
 	obj  []Item
 	tree *Node
+	mobj []MsgpackItem
+	mtre *MsgpackNode
 	b2   [][]byte
 	f2   [][]float32
 }
@@ -77,6 +93,14 @@ func New(s Spec) (*Data, error) {
 	case Tree:
 		next := int32(0)
 		d.tree = buildTree(n, &next)
+	case ObjectsMsgpack:
+		d.mobj = make([]MsgpackItem, n)
+		for i := range d.mobj {
+			d.mobj[i] = MsgpackItem{int32(i), int32(i + 1), int32(i + 2), int32(i + 3)}
+		}
+	case TreeMsgpack:
+		next := int32(0)
+		d.mtre = msgpackTree(buildTree(n, &next))
 	case Bytes2D:
 		d.b2 = make([][]byte, s.Rows)
 		for r := range d.b2 {
@@ -111,6 +135,14 @@ func buildTree(n int, next *int32) *Node {
 	return t
 }
 
+// msgpackTree copies a tree into MsgpackNodes.
+func msgpackTree(t *Node) *MsgpackNode {
+	if t == nil {
+		return nil
+	}
+	return &MsgpackNode{A: t.A, B: t.B, C: t.C, D: t.D, Left: msgpackTree(t.Left), Right: msgpackTree(t.Right)}
+}
+
 // Write writes the payload to a message: primitive and 2-D slices with WriteArray,
 // objects and trees with WriteObject.
 func (d *Data) Write(w ipl.WriteMessage) error {
@@ -130,6 +162,10 @@ func (d *Data) Write(w ipl.WriteMessage) error {
 		err = w.WriteObject(d.obj)
 	case Tree:
 		err = w.WriteObject(d.tree)
+	case ObjectsMsgpack:
+		err = w.WriteObject(d.mobj)
+	case TreeMsgpack:
+		err = w.WriteObject(d.mtre)
 	case Bytes2D:
 		err = w.WriteArray(d.b2)
 	case Float322D:
@@ -162,6 +198,12 @@ func (d *Data) Read(m ipl.ReadMessage) error {
 	case Tree:
 		d.tree = nil
 		err = m.ReadObject(&d.tree)
+	case ObjectsMsgpack:
+		d.mobj = d.mobj[:0]
+		err = m.ReadObject(&d.mobj)
+	case TreeMsgpack:
+		d.mtre = nil
+		err = m.ReadObject(&d.mtre)
 	case Bytes2D:
 		err = m.ReadArray(d.b2)
 	case Float322D:

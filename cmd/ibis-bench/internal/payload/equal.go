@@ -18,6 +18,10 @@ func equal(a, b *Data) bool {
 		return slices.Equal(a.obj, b.obj)
 	case Tree:
 		return equalTree(a.tree, b.tree)
+	case ObjectsMsgpack:
+		return slices.Equal(a.mobj, b.mobj)
+	case TreeMsgpack:
+		return equalMsgpackTree(a.mtre, b.mtre)
 	case Bytes2D:
 		return slices.EqualFunc(a.b2, b.b2, func(x, y []byte) bool { return slices.Equal(x, y) })
 	case Float322D:
@@ -32,4 +36,12 @@ func equalTree(a, b *Node) bool {
 	}
 	return a.A == b.A && a.B == b.B && a.C == b.C && a.D == b.D &&
 		equalTree(a.Left, b.Left) && equalTree(a.Right, b.Right)
+}
+
+func equalMsgpackTree(a, b *MsgpackNode) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.A == b.A && a.B == b.B && a.C == b.C && a.D == b.D &&
+		equalMsgpackTree(a.Left, b.Left) && equalMsgpackTree(a.Right, b.Right)
 }

@@ -20,12 +20,15 @@ const (
 	Tree                      // a binary tree of Size/16 Nodes (four int32 each), as one object
 	Bytes2D                   // [][]byte: Rows rows of Size/Rows bytes
 	Float322D                 // [][]float32: Rows rows of Size/(4*Rows) elements
+	ObjectsMsgpack            // Objects through msgpack (MsgpackItem): the object path before the codec
+	TreeMsgpack               // Tree through msgpack (MsgpackNode)
 	maxKind
 )
 
 var kindNames = map[Kind]string{
 	Bytes: "bytes", Int32: "int32", Int64: "int64", Float32: "float32", Float64: "float64",
 	Objects: "objects", Tree: "tree", Bytes2D: "bytes2d", Float322D: "float32-2d",
+	ObjectsMsgpack: "objects-msgpack", TreeMsgpack: "tree-msgpack",
 }
 
 // String returns the kind's name as the command line spells it.
@@ -59,14 +62,19 @@ func (k Kind) ElemSize() int {
 		return 4
 	case Int64, Float64:
 		return 8
-	case Objects, Tree:
+	case Objects, Tree, ObjectsMsgpack, TreeMsgpack:
 		return ItemSize
 	}
 	return 0
 }
 
 // IsObject reports whether the kind goes through WriteObject (object serialization).
-func (k Kind) IsObject() bool { return k == Objects || k == Tree }
+func (k Kind) IsObject() bool {
+	return k == Objects || k == Tree || k == ObjectsMsgpack || k == TreeMsgpack
+}
+
+// IsTree reports whether the kind is a tree of nodes (through the codec or msgpack).
+func (k Kind) IsTree() bool { return k == Tree || k == TreeMsgpack }
 
 // ErrSpec: a payload specification is invalid (unknown kind, size out of range,
 // shape that does not divide).
@@ -117,7 +125,7 @@ func (s Spec) Validate() error {
 			return fmt.Errorf("%w: %s has no rows", ErrSpec, s.Kind)
 		}
 	}
-	if s.Kind == Tree && s.Elems() == 0 {
+	if s.Kind.IsTree() && s.Elems() == 0 {
 		return fmt.Errorf("%w: a tree needs at least one node", ErrSpec)
 	}
 	return nil
