@@ -11,17 +11,17 @@ type Kind uint8
 
 // The payload kinds.
 const (
-	Bytes     Kind = iota + 1 // []byte of Size bytes
-	Int32                     // []int32 of Size/4 elements
-	Int64                     // []int64 of Size/8 elements
-	Float32                   // []float32 of Size/4 elements
-	Float64                   // []float64 of Size/8 elements
-	Objects                   // []Item (four int32 each) of Size/16 items, as one object
-	Tree                      // a binary tree of Size/16 Nodes (four int32 each), as one object
-	Bytes2D                   // [][]byte: Rows rows of Size/Rows bytes
-	Float322D                 // [][]float32: Rows rows of Size/(4*Rows) elements
-	ObjectsMsgpack            // Objects through msgpack (MsgpackItem): the object path before the codec
-	TreeMsgpack               // Tree through msgpack (MsgpackNode)
+	Bytes          Kind = iota + 1 // []byte of Size bytes
+	Int32                          // []int32 of Size/4 elements
+	Int64                          // []int64 of Size/8 elements
+	Float32                        // []float32 of Size/4 elements
+	Float64                        // []float64 of Size/8 elements
+	Objects                        // []Item (four int32 each) of Size/16 items, as one object
+	Tree                           // a binary tree of Size/16 Nodes (four int32 each), as one object
+	Bytes2D                        // [][]byte: Rows rows of Size/Rows bytes
+	Float322D                      // [][]float32: Rows rows of Size/(4*Rows) elements
+	ObjectsMsgpack                 // Objects through msgpack (MsgpackItem): the object path before the codec
+	TreeMsgpack                    // Tree through msgpack (MsgpackNode)
 	maxKind
 )
 
