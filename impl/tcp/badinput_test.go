@@ -2,6 +2,7 @@ package tcp
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -43,3 +44,21 @@ func TestStrangersRefused(t *testing.T) { impltest.Strangers(t, Name, nil) }
 func TestPoolSecret(t *testing.T) { impltest.PoolSecret(t, Name, nil) }
 
 func TestTLS(t *testing.T) { impltest.TLS(t, Name, nil) }
+
+// A bad tcp.spin is refused by New, naming the property; 0 and a duration are taken.
+func TestSpinProperty(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, v := range []string{"fast", "-1us", "2s"} {
+		_, err := ipl.New(ctx, ipl.WithImplementation(Name), ipl.WithPortTypes(dataType), ipl.WithProperty(PropertySpin, v))
+		if err == nil || !errors.Is(err, ipl.ErrInvalidArgument) || !strings.Contains(err.Error(), PropertySpin) {
+			t.Fatalf("tcp.spin=%q: %v, want an error naming the property", v, err)
+		}
+	}
+	for _, v := range []string{"0", "5us"} {
+		d, err := spinFrom(&ipl.Config{Properties: map[string]string{PropertySpin: v}})
+		if err != nil || (v == "0") != (d == 0) {
+			t.Fatalf("tcp.spin=%q: %v %v", v, d, err)
+		}
+	}
+}

@@ -10,7 +10,10 @@ import (
 // Name is the implementation's registered name.
 const Name = "tcp"
 
-func init() { ipl.Register(Name, 0, driver{}) }
+func init() {
+	ipl.Register(Name, 0, driver{})
+	ipl.RegisterPropertyEnv(PropertySpin, EnvSpin)
+}
 
 type driver struct{}
 
@@ -21,5 +24,9 @@ func (driver) Capabilities() []string {
 }
 
 func (driver) Open(ctx context.Context, cfg *ipl.Config) (ipl.Ibis, error) {
-	return core.Open(ctx, cfg, Name, newTransport(cfg))
+	t, err := newTransport(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return core.Open(ctx, cfg, Name, t)
 }

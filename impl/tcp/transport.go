@@ -17,14 +17,19 @@ import (
 // connection reads it, the sender's goroutine writes.
 type transport struct {
 	host string
+	spin time.Duration // how long a reader polls an empty socket before parking
 	log  *zap.Logger
 	g    *sockets.Group
 	ln   net.Listener
 	acc  core.Acceptor
 }
 
-func newTransport(cfg *ipl.Config) *transport {
-	return &transport{host: cfg.ListenHost, log: cfg.Logger.Named("tcp"), g: sockets.NewGroup(Name)}
+func newTransport(cfg *ipl.Config) (*transport, error) {
+	spin, err := spinFrom(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &transport{host: cfg.ListenHost, spin: spin, log: cfg.Logger.Named("tcp"), g: sockets.NewGroup(Name)}, nil
 }
 
 func (t *transport) Start(acc core.Acceptor) (string, error) {
@@ -47,7 +52,7 @@ func (t *transport) serve(c net.Conn) {
 		return
 	}
 	c = opened
-	br := bufio.NewReaderSize(c, sockets.ReadBufferSize)
+	br := bufio.NewReaderSize(sockets.NewSpinReader(c, t.spin), sockets.ReadBufferSize)
 	req, err := core.ReadRequest(br)
 	if err != nil {
 		t.log.Warn("dropping incoming connection", zap.Stringer("remote", c.RemoteAddr()), zap.Error(err))
