@@ -13,15 +13,21 @@ import (
 
 // Polling reads. A goroutine that reads an empty socket parks in Go's network
 // poller and is woken by epoll when data arrives: a few microseconds each time (tens
-// on a busy machine), paid by every chunk of a large message (the sender fills the
-// socket buffer faster than the reader drains it, so the reader keeps finding it empty
-// for a moment) and by every small message. MPI's TCP transport polls instead, which
-// is most of why it moves a 1 MiB message over loopback about twice as fast as a
-// parked Go reader (docs/PERFORMANCE.md, "Bulk tcp"). A SpinReader polls for a bounded
-// time before it parks. Like MPI's one progress engine per process, at most
+// on a busy machine), paid by every small message and, worse, at the start of every
+// large one: while the reader sleeps, the sender fills the socket buffers and parks in
+// turn, and the transfer proceeds in a chain of wake-ups. MPI's TCP transport polls
+// instead, which is most of why it moved a 1 MiB message over loopback about twice as
+// fast as a parked Go reader (docs/PERFORMANCE.md, "Polling reads"). A SpinReader
+// polls for a bounded time before it parks. Polling costs a core for as long as it
+// runs, so it adapts: a connection whose poll ran out goes cold and parks at once,
+// until it is woken soon after parking (within rewarm spins), which shows that data
+// comes quickly again; so a connection that is idle, or whose peer is slow or
+// descheduled, stops polling. And like MPI's one progress engine per process, at most
 // maxSpinners readers of a process poll at a time (half its Ps, at least one): a
-// reader that finds them all busy parks at once, so a port with a hundred senders
-// cannot turn a hundred goroutines into busy loops, and a core is left for the work.
+// reader that finds them all busy parks at once.
+
+// rewarm is how many spins a cold connection's wait may last for it to poll again.
+const rewarm = 4
 
 // spinners counts the readers polling now.
 var spinners atomic.Int32
@@ -34,6 +40,7 @@ type SpinReader struct {
 	c    *net.TCPConn
 	rc   syscall.RawConn
 	spin time.Duration
+	cold bool // the last poll ran out: park at once until a wait is short
 }
 
 // NewSpinReader returns a reader of c that polls for up to spin before it parks, or c
@@ -60,7 +67,11 @@ func (s *SpinReader) Read(p []byte) (int, error) {
 	}
 	var n int
 	var rerr error
+	var parkedAt time.Time
 	err := s.rc.Read(func(fd uintptr) bool {
+		if s.cold && !parkedAt.IsZero() && time.Since(parkedAt) < rewarm*s.spin {
+			s.cold = false // woken soon after parking: a poll would have caught it
+		}
 		polling := false
 		defer func() {
 			if polling {
@@ -74,18 +85,20 @@ func (s *SpinReader) Read(p []byte) (int, error) {
 			case err == syscall.EINTR:
 				continue
 			case err == syscall.EAGAIN:
-				if !polling {
-					if spinners.Add(1) > maxSpinners {
-						spinners.Add(-1)
-						return false // others poll: park in the poller until readable
+				switch {
+				case polling && time.Since(start) < s.spin:
+					continue
+				case polling:
+					s.cold = true // the poll ran out: this connection is slow for now
+				case !s.cold:
+					if spinners.Add(1) <= maxSpinners {
+						polling, start = true, time.Now()
+						continue
 					}
-					polling, start = true, time.Now()
-					continue
+					spinners.Add(-1) // others poll
 				}
-				if time.Since(start) < s.spin {
-					continue
-				}
-				return false // the spin ran out: park until readable
+				parkedAt = time.Now()
+				return false // park in the poller until readable
 			case err != nil:
 				rerr = os.NewSyscallError("read", err)
 			case m == 0:
