@@ -192,3 +192,13 @@ func TestPoolSecret(t *testing.T) {
 }
 
 func TestTLSRefused(t *testing.T) { impltest.NoTLS(t, Name) }
+
+// A bad nio.spin is refused by New, naming the property.
+func TestSpinPropertyRefused(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err := ipl.New(ctx, ipl.WithImplementation(Name), ipl.WithPortTypes(oneToOneBadType()), ipl.WithProperty(PropertySpin, "soon"))
+	if !errors.Is(err, ipl.ErrInvalidArgument) || !strings.Contains(err.Error(), PropertySpin) {
+		t.Fatalf("nio.spin=soon: %v, want an error naming the property", err)
+	}
+}

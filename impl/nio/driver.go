@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/ibisgo/ibis/impl/internal/core"
+	"github.com/ibisgo/ibis/impl/internal/sockets"
 	"github.com/ibisgo/ibis/ipl"
 )
 
@@ -20,11 +21,21 @@ const (
 	EnvLoops      = "IBIS_NIO_LOOPS"
 )
 
+// PropertySpin (or $IBIS_NIO_SPIN) sets how long the reader of a blocking-flavour
+// receive port polls an empty socket before it parks, as tcp.spin does for impl/tcp
+// (see impl/internal/sockets/spin.go): a Go duration, "0" to park at once; default
+// 20us. The event loops of the other flavours never poll.
+const (
+	PropertySpin = "nio.spin"
+	EnvSpin      = "IBIS_NIO_SPIN"
+)
+
 func init() {
 	ipl.Register(Name, 10, driver{})
 	ipl.RegisterPropertyEnv(PropertySend, EnvSend)
 	ipl.RegisterPropertyEnv(PropertyReceive, EnvReceive)
 	ipl.RegisterPropertyEnv(PropertyLoops, EnvLoops)
+	ipl.RegisterPropertyEnv(PropertySpin, EnvSpin)
 }
 
 type driver struct{}
@@ -46,6 +57,10 @@ func (driver) Open(ctx context.Context, cfg *ipl.Config) (ipl.Ibis, error) {
 	if err != nil {
 		return nil, err
 	}
+	spin, err := sockets.SpinFrom(cfg, Name, PropertySpin, EnvSpin)
+	if err != nil {
+		return nil, err
+	}
 	for _, pt := range cfg.PortTypes {
 		if _, err := ch.sendFlavour(pt); err != nil {
 			return nil, err
@@ -54,7 +69,7 @@ func (driver) Open(ctx context.Context, cfg *ipl.Config) (ipl.Ibis, error) {
 			return nil, err
 		}
 	}
-	return core.Open(ctx, cfg, Name, newTransport(cfg, ch, loops))
+	return core.Open(ctx, cfg, Name, newTransport(cfg, ch, loops, spin))
 }
 
 func eventLoops(cfg *ipl.Config) (int, error) {

@@ -21,6 +21,7 @@ import (
 type transport struct {
 	host  string
 	loops int
+	spin  time.Duration // how long a blocking-flavour reader polls before parking
 	log   *zap.Logger
 	ch    chooser
 	g     *sockets.Group // sockets served by goroutines (handshakes, blocking flavour)
@@ -35,8 +36,8 @@ type transport struct {
 
 var _ core.PortChecker = (*transport)(nil)
 
-func newTransport(cfg *ipl.Config, ch chooser, loops int) *transport {
-	return &transport{host: cfg.ListenHost, loops: loops, log: cfg.Logger.Named("nio"), ch: ch,
+func newTransport(cfg *ipl.Config, ch chooser, loops int, spin time.Duration) *transport {
+	return &transport{host: cfg.ListenHost, loops: loops, spin: spin, log: cfg.Logger.Named("nio"), ch: ch,
 		g: sockets.NewGroup(Name)}
 }
 
@@ -143,7 +144,7 @@ func (t *transport) serve(c net.Conn) {
 	}
 	_ = c.SetDeadline(time.Time{})
 	if ib == nil {
-		acc.Serve(bufio.NewReaderSize(c, sockets.ReadBufferSize))
+		acc.Serve(bufio.NewReaderSize(sockets.NewSpinReader(c, t.spin), sockets.ReadBufferSize))
 		return
 	}
 	ib.box = acc.Inbox(ib.resume)

@@ -1,9 +1,9 @@
 package tcp
 
 import (
-	"fmt"
 	"time"
 
+	"github.com/ibisgo/ibis/impl/internal/sockets"
 	"github.com/ibisgo/ibis/ipl"
 )
 
@@ -19,24 +19,7 @@ const (
 	EnvSpin      = "IBIS_TCP_SPIN"
 )
 
-// DefaultSpin is the polling time when PropertySpin is not set.
-const DefaultSpin = 20 * time.Microsecond
-
-// maxSpin bounds PropertySpin: beyond a millisecond polling only burns a core.
-const maxSpin = time.Millisecond
-
 // spinFrom reads PropertySpin from the configuration.
 func spinFrom(cfg *ipl.Config) (time.Duration, error) {
-	v := cfg.Property(PropertySpin)
-	if v == "" {
-		return DefaultSpin, nil
-	}
-	d, err := time.ParseDuration(v)
-	if v == "0" {
-		d, err = 0, nil
-	}
-	if err != nil || d < 0 || d > maxSpin {
-		return 0, fmt.Errorf("tcp: %w: property %s (or $%s) = %q: want a duration from 0 to %s, such as 20us", ipl.ErrInvalidArgument, PropertySpin, EnvSpin, v, maxSpin)
-	}
-	return d, nil
+	return sockets.SpinFrom(cfg, Name, PropertySpin, EnvSpin)
 }

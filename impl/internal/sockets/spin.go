@@ -2,6 +2,7 @@ package sockets
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -9,6 +10,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/ibisgo/ibis/ipl"
 )
 
 // Polling reads. A goroutine that reads an empty socket parks in Go's network
@@ -28,6 +31,31 @@ import (
 
 // rewarm is how many spins a cold connection's wait may last for it to poll again.
 const rewarm = 4
+
+// DefaultSpin is how long a reader polls when the implementation's property does not
+// say.
+const DefaultSpin = 20 * time.Microsecond
+
+// maxSpin bounds the property: beyond a millisecond polling only burns a core.
+const maxSpin = time.Millisecond
+
+// SpinFrom reads an implementation's polling property (a Go duration, "0" for none)
+// from cfg, DefaultSpin when it is unset; impl names the implementation and env the
+// environment variable of the property, for the error.
+func SpinFrom(cfg *ipl.Config, impl, property, env string) (time.Duration, error) {
+	v := cfg.Property(property)
+	if v == "" {
+		return DefaultSpin, nil
+	}
+	d, err := time.ParseDuration(v)
+	if v == "0" {
+		d, err = 0, nil
+	}
+	if err != nil || d < 0 || d > maxSpin {
+		return 0, fmt.Errorf("%s: %w: property %s (or $%s) = %q: want a duration from 0 to %s, such as 20us", impl, ipl.ErrInvalidArgument, property, env, v, maxSpin)
+	}
+	return d, nil
+}
 
 // spinners counts the readers polling now.
 var spinners atomic.Int32
