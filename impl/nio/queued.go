@@ -51,6 +51,10 @@ type queuedOut struct {
 	retry    time.Duration
 	timer    *time.Timer
 	changed  chan struct{} // closed and replaced whenever queued or err changes
+	// wfd is a duplicate of the socket's descriptor for the sender's own writes
+	// (direct.go), -1 when there is none or once fail closed it. Being ours, it cannot
+	// be closed and reused under a write by the event loop's close.
+	wfd int
 }
 
 var (
@@ -59,24 +63,62 @@ var (
 	_ core.Drainer = (*queuedOut)(nil)
 )
 
-func newQueuedOut(lost func(error)) *queuedOut {
-	return &queuedOut{lost: lost, changed: make(chan struct{})}
+func newQueuedOut(lost func(error), wfd int) *queuedOut {
+	return &queuedOut{lost: lost, changed: make(chan struct{}), wfd: wfd}
 }
 
 // Share copies a packet once for all the connections of a multicast.
 func (o *queuedOut) Share(bufs net.Buffers) core.SharedPacket { return newPacket(bufs) }
 
-// WritePacket queues a copy of bufs.
+// WritePacket writes bufs on the caller's goroutine when nothing is queued (direct.go),
+// and queues a copy of what the socket did not take.
 func (o *queuedOut) WritePacket(bufs net.Buffers) error {
+	o.mu.Lock()
+	if o.directOK() {
+		n, err := o.writeDirect(bufs)
+		if err != nil {
+			o.mu.Unlock()
+			return o.directFailed(err)
+		}
+		if n == buffersLen(bufs) {
+			o.mu.Unlock()
+			return nil
+		}
+		p := newPacket(skipBytes(bufs, n))
+		o.enqueue(p) // unlocks
+		p.Release()
+		return nil
+	}
+	o.mu.Unlock()
 	p := newPacket(bufs)
 	defer p.Release()
 	return o.WriteShared(p)
 }
 
-// WriteShared queues p, waiting while the connection has too much queued already.
+// WriteShared queues p, waiting while the connection has too much queued already; with
+// nothing queued, the caller writes what the socket takes at once.
 func (o *queuedOut) WriteShared(sp core.SharedPacket) error {
 	p := sp.(*packet)
 	o.mu.Lock()
+	if o.directOK() {
+		n, err := o.writeDirect(net.Buffers{p.b})
+		if err != nil {
+			o.mu.Unlock()
+			return o.directFailed(err)
+		}
+		if n == len(p.b) {
+			o.mu.Unlock()
+			return nil
+		}
+		o.off = n // the queue is empty: p becomes its head
+		p.retain()
+		o.q = append(o.q, p)
+		o.queued += len(p.b) - n
+		o.flushing = true
+		o.mu.Unlock()
+		o.schedule()
+		return nil
+	}
 	for o.err == nil && o.queued >= queueHighWater {
 		ch := o.changed
 		o.mu.Unlock()
@@ -89,6 +131,13 @@ func (o *queuedOut) WriteShared(sp core.SharedPacket) error {
 		return err
 	}
 	p.retain()
+	o.enqueue(p)
+	return nil
+}
+
+// enqueue appends p (whose reference the queue now holds) and starts a flush unless one
+// is running; o.mu is held and enqueue unlocks it.
+func (o *queuedOut) enqueue(p *packet) {
 	o.q = append(o.q, p)
 	o.queued += len(p.b)
 	start := !o.flushing
@@ -97,7 +146,6 @@ func (o *queuedOut) WriteShared(sp core.SharedPacket) error {
 	if start {
 		o.schedule()
 	}
-	return nil
 }
 
 // schedule runs a flush on the connection's event loop.
@@ -206,6 +254,7 @@ func (o *queuedOut) fail(err error) {
 	if !o.writing {
 		o.dropQueue()
 	}
+	o.closeWFD()
 	o.queued = 0
 	if o.timer != nil {
 		o.timer.Stop()

@@ -178,8 +178,11 @@ func (t *transport) Dial(ctx context.Context, addr string, req *core.Request, lo
 		_ = c.Close()
 		return nil, nil, err
 	}
-	o := newQueuedOut(lost)
+	o := newQueuedOut(lost, dupFD(c))
 	if _, err := eng.enroll(c, o); err != nil { // o got the connection in opened
+		o.mu.Lock()
+		o.closeWFD()
+		o.mu.Unlock()
 		return nil, nil, fmt.Errorf("%w: %w", ipl.ErrConnectionLost, err)
 	}
 	return o, rep, nil
