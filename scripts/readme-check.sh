@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# readme-check.sh: run every shell command README.md shows, as written, in a fresh clone
+# of this repository, the way a new user would paste them; fail when one fails.
+#
+#   scripts/readme-check.sh            # all of them (a few minutes)
+#   scripts/readme-check.sh -n         # list them with what will be done to each
+#
+# A few commands cannot run on a single machine without a cluster or root, or run forever;
+# they are listed with the reason and skipped, or (servers) started and stopped after a few
+# seconds, which passes when the server was still up. mpirun lines run as root through
+# Open MPI's own environment switches (OMPI_ALLOW_RUN_AS_ROOT, oversubscription), so the
+# line itself stays as README prints it. The full test command is the one CI runs anyway.
+set -uo pipefail
+
+list_only=0
+[ "${1:-}" = "-n" ] && list_only=1
+
+repo="$(cd "$(dirname "$0")/.." && pwd)"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+git clone -q "$repo" "$work/clone"
+cd "$work/clone"
+
+# skip: a command that needs what one machine does not have; reason after the tab.
+skip_reason() {
+  case "$1" in
+    "go test -race -count=1 -timeout 15m ./..."*) echo "the full test suite: CI runs it as its own step" ;;
+    sudo\ apt-get*|apt-get*) echo "installs system packages (CI installs Open MPI itself)" ;;
+    srun\ *) echo "needs SLURM" ;;
+    IBIS_REGISTRY=head-node*) echo "a template: head-node and ./myprogram are the reader's" ;;
+    *dc-sites.sh*) echo "needs root and network namespaces (scripts/dc-sites.sh has its own checks)" ;;
+    *) return 1 ;;
+  esac
+}
+
+# Servers run until stopped: started, left up for a few seconds, then stopped.
+is_server() {
+  case "$1" in
+    *cmd/ibis-registry*) return 0 ;;
+  esac
+  return 1
+}
+
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_rmaps_base_oversubscribe=1
+
+# The commands: every line of every ```sh block, comments after # kept (bash ignores
+# them), continuation lines that are only a comment dropped.
+mapfile -t cmds < <(awk '/^```sh/{f=1;next} /^```/{f=0} f && !/^[[:space:]]*#/ && NF' README.md)
+
+failed=0
+for c in "${cmds[@]}"; do
+  if reason="$(skip_reason "$c")"; then
+    echo "== skip: $c"
+    echo "   ($reason)"
+    continue
+  fi
+  if [ "$list_only" = 1 ]; then
+    if is_server "$c"; then echo "== start, then stop: $c"; else echo "== run: $c"; fi
+    continue
+  fi
+  start=$(date +%s)
+  if is_server "$c"; then
+    echo "== start, then stop: $c"
+    timeout 5 bash -c "$c" >"$work/out" 2>&1
+    rc=$?
+    [ "$rc" = 124 ] && rc=0 # still serving when stopped: what a server should do
+  else
+    echo "== run: $c"
+    timeout 600 bash -c "$c" >"$work/out" 2>&1
+    rc=$?
+  fi
+  if [ "$rc" != 0 ]; then
+    echo "   FAILED (exit $rc) after $(( $(date +%s) - start ))s; its output:"
+    sed 's/^/   | /' "$work/out" | tail -40
+    failed=$((failed + 1))
+  else
+    echo "   ok ($(( $(date +%s) - start ))s)"
+  fi
+done
+if [ "$failed" != 0 ]; then
+  echo "readme-check: $failed README command(s) failed"
+  exit 1
+fi
+echo "readme-check: every README command that one machine can run ran"
