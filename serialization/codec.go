@@ -85,7 +85,9 @@ func (w *Writer) writeCodec(v any) (bool, error) {
 	name := codecName(t)
 	e.buf = binary.AppendUvarint(e.buf, uint64(len(name)))
 	e.buf = append(e.buf, name...)
-	if err := e.encodeRoot(root.UnsafePointer(), pl, byPointer); err != nil {
+	err = e.encodeRoot(root.UnsafePointer(), pl, byPointer)
+	clear(e.queue) // keep no pointer into the caller's objects until the next write
+	if err != nil {
 		return true, err
 	}
 	err = w.writeBlob(tagCodec, e.buf, t.String())
