@@ -39,6 +39,7 @@ func main() {
 	spin := flag.String("spin", "", "impl/mp's "+mp.PropSpin+" property (default: the package's)")
 	maxSleep := flag.String("maxsleep", "", "impl/mp's "+mp.PropMaxSleep+" property (default: the package's)")
 	waitSpin := flag.String("waitspin", "", "impl/mp's "+mp.PropWaitSpin+" property (default: the package's)")
+	flag.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of each rank to FILE.rank0, FILE.rank1")
 	flag.Parse()
 	if *waitSpin != "" {
 		mpOpts = append(mpOpts, ipl.WithProperty(mp.PropWaitSpin, *waitSpin))
@@ -173,6 +174,13 @@ func run(rounds int, cases []benchCase) error {
 	eng, _ := mpi.Current()
 	rank := eng.World().Rank
 	initiator := rank == 0
+	if cpuProfile != "" {
+		stop, err := startProfile(fmt.Sprintf("%s.rank%d", cpuProfile, rank))
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	mpPeer, err := peerOf(mib)
 	if err != nil {
 		return err
