@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/ibisgo/ibis/internal/fifo"
 )
 
 // closeLeaveTimeout bounds the clean leave that Close attempts, and how
@@ -70,7 +72,7 @@ type Client struct {
 	termCh     chan struct{} // closed on the Terminated event
 	mem        memory
 
-	queue        *fifo[Event]
+	queue        *fifo.Queue[Event]
 	events       chan Event
 	stop         chan struct{} // closed by Leave/Close: abandon queued events
 	stopOnce     sync.Once
@@ -165,7 +167,7 @@ func newClient(addr string, cfg clientConfig) *Client {
 		leaveDone:    make(chan struct{}),
 		poolClosed:   make(chan struct{}),
 		termCh:       make(chan struct{}),
-		queue:        newFIFO[Event](),
+		queue:        fifo.New[Event](),
 		events:       make(chan Event),
 		stop:         make(chan struct{}),
 		dispatchDone: make(chan struct{}),

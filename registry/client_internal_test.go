@@ -180,7 +180,7 @@ func TestWriteBatchPutsCancelsLast(t *testing.T) {
 	}
 	s.out <- frame(&message{Kind: kindLookup, ID: 1, Name: "a"})
 	s.out <- frame(&message{Kind: kindSequence, ID: 2, Name: "b"})
-	s.cancels.push(frame(&message{Kind: kindCancel, ID: 1}))
+	s.cancels.Push(frame(&message{Kind: kindCancel, ID: 1}))
 	var buf strings.Builder
 	bw := bufio.NewWriter(&buf)
 	if err := s.writeBatch(bw, nil); err != nil {

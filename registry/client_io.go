@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/ibisgo/ibis/internal/fifo"
 )
 
 // writeTimeoutBeforeJoin bounds a write before the server announced its
@@ -28,10 +30,10 @@ const writeTimeoutBeforeJoin = 4 * DefaultHeartbeatInterval
 type session struct {
 	c           *Client
 	conn        net.Conn
-	out         chan []byte        // frames for the writer
-	cancels     *fifo[[]byte]      // cancel frames for the writer; never blocks
-	startBeats  chan time.Duration // tells the writer the heartbeat period
-	readTimeout atomic.Int64       // reader's deadline in ns; 0 until joined
+	out         chan []byte         // frames for the writer
+	cancels     *fifo.Queue[[]byte] // cancel frames for the writer; never blocks
+	startBeats  chan time.Duration  // tells the writer the heartbeat period
+	readTimeout atomic.Int64        // reader's deadline in ns; 0 until joined
 	pending     map[uint64]chan *message
 	// resumeID is the id of this session's resume request: the reply to it
 	// makes the session the client's own again (see Client.restored).
@@ -53,7 +55,7 @@ func (c *Client) newSession(conn net.Conn) *session {
 		c:          c,
 		conn:       conn,
 		out:        make(chan []byte, 16),
-		cancels:    newFIFO[[]byte](),
+		cancels:    fifo.New[[]byte](),
 		startBeats: make(chan time.Duration, 1),
 		pending:    make(map[uint64]chan *message),
 		done:       make(chan struct{}),
@@ -215,7 +217,7 @@ func (c *Client) applyEvent(ev Event) {
 	}
 	c.mu.Unlock()
 	if deliver {
-		c.queue.push(ev)
+		c.queue.Push(ev)
 	}
 }
 
@@ -241,7 +243,7 @@ func (s *session) writeLoop() {
 		var frame []byte
 		select {
 		case frame = <-s.out:
-		case <-s.cancels.wake:
+		case <-s.cancels.Wake():
 		case period := <-s.startBeats:
 			ticker = time.NewTicker(period)
 			tick = ticker.C
@@ -268,7 +270,7 @@ func (s *session) writeLoop() {
 // only after its request went into s.out, so once s.out has been drained
 // every request a taken cancel refers to has been written before it.
 func (s *session) writeBatch(bw *bufio.Writer, frame []byte) error {
-	cancels, _ := s.cancels.take(nil)
+	cancels, _ := s.cancels.Take(nil)
 	for drained := false; !drained; {
 		if frame != nil {
 			if _, err := bw.Write(frame); err != nil {
@@ -300,7 +302,7 @@ func (s *session) cancel(id uint64) {
 	if err != nil {
 		return
 	}
-	s.cancels.push(frame)
+	s.cancels.Push(frame)
 }
 
 // dispatch delivers queued events in order to the handler or the Events
@@ -310,7 +312,7 @@ func (c *Client) dispatch() {
 	defer close(c.events)
 	h := c.cfg.handler
 	for {
-		ev, ok := c.queue.pop(c.stop)
+		ev, ok := c.queue.Pop(c.stop)
 		if !ok {
 			return
 		}

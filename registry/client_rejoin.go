@@ -70,7 +70,7 @@ func (c *Client) markLost(s *session, cause error) {
 	c.lost = fmt.Errorf("%w (trying to rejoin)", cause)
 	c.mu.Unlock()
 	c.log.Warn("registry lost; trying to rejoin", zap.String("addr", c.addr), zap.Error(cause))
-	c.queue.push(Event{Type: RegistryLost, Member: c.id, Name: LostReconnecting + cause.Error()})
+	c.queue.Push(Event{Type: RegistryLost, Member: c.id, Name: LostReconnecting + cause.Error()})
 }
 
 // giveUp ends the client because the registry is lost for good: the
@@ -85,9 +85,9 @@ func (c *Client) giveUp(err error) {
 	c.lost = err
 	c.mu.Unlock()
 	c.log.Warn("registry lost for good", zap.String("addr", c.addr), zap.Error(err))
-	c.queue.push(Event{Type: RegistryLost, Member: c.id, Name: LostForGood + err.Error()})
+	c.queue.Push(Event{Type: RegistryLost, Member: c.id, Name: LostForGood + err.Error()})
 	c.finish(err)
-	c.queue.close()
+	c.queue.Close()
 }
 
 // reconnect tries to rejoin the pool at the same address, with back-off,
@@ -222,7 +222,7 @@ func (c *Client) restored(s *session) {
 	c.lost = nil
 	c.mem.epoch, c.mem.restartable = s.epoch, s.restartable
 	c.mu.Unlock()
-	c.queue.push(Event{Type: RegistryRestored, Member: c.id})
+	c.queue.Push(Event{Type: RegistryRestored, Member: c.id})
 }
 
 // Estimates of encoded sizes, for packing restore messages below the

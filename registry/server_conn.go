@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/ibisgo/ibis/internal/fifo"
 )
 
 // serverConn is one client connection: a reader goroutine that decodes and
@@ -23,7 +25,7 @@ type serverConn struct {
 	s      *Server
 	conn   net.Conn
 	log    *zap.Logger
-	out    *fifo[[]byte]
+	out    *fifo.Queue[[]byte]
 	queued atomic.Int64 // bytes in out
 
 	closeOnce sync.Once
@@ -52,7 +54,7 @@ func (s *Server) startConn(conn net.Conn) {
 		s:    s,
 		conn: conn,
 		log:  s.log.With(zap.String("remote", conn.RemoteAddr().String())),
-		out:  newFIFO[[]byte](),
+		out:  fifo.New[[]byte](),
 
 		authDone: make(chan struct{}),
 		source:   sourceOf(conn),
@@ -110,7 +112,7 @@ func (c *serverConn) send(frame []byte) {
 		c.closeWith(fmt.Errorf("client is not reading: %d bytes queued, more than the maximum of %d", n, c.s.cfg.maxQueued))
 		return
 	}
-	if !c.out.push(frame) {
+	if !c.out.Push(frame) {
 		c.queued.Add(-int64(len(frame)))
 	}
 }
@@ -182,7 +184,7 @@ func (c *serverConn) teardown(readErr error) {
 		s.removeMember(m, Died)
 	}
 	s.mu.Unlock()
-	c.out.close()
+	c.out.Close()
 }
 
 func (c *serverConn) logClose(reason error) {
@@ -232,14 +234,14 @@ func (c *serverConn) writeLoop() {
 	for {
 		sendPing := false
 		select {
-		case <-c.out.wake:
+		case <-c.out.Wake():
 		case <-ticker.C:
 			sendPing = true
 		case <-c.s.quit:
 			return
 		}
 		var closed bool
-		batch, closed = c.out.take(batch[:0])
+		batch, closed = c.out.Take(batch[:0])
 		if closed {
 			return
 		}

@@ -98,7 +98,7 @@ func (p *ReceivePort) receiveDirect(ctx context.Context) (*readMessage, error) {
 			case m := <-p.ready:
 				// A connection the transport cannot read directly delivers the usual way.
 				return m, nil
-			case <-p.push.sig:
+			case <-p.push.pending.Wake():
 				// So does a push-mode connection (an event loop reads it).
 				if m := p.takePush(); m != nil {
 					return m, nil

@@ -2,10 +2,11 @@ package core
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"go.uber.org/zap"
 
-	"github.com/ibisgo/ibis/internal/wake"
+	"github.com/ibisgo/ibis/internal/fifo"
 	"github.com/ibisgo/ibis/ipl"
 )
 
@@ -19,10 +20,8 @@ type eventQueue struct {
 	handler func(ipl.Event)
 	out     chan ipl.Event
 
-	mu      sync.Mutex
-	pending []ipl.Event
-	dropped int // events dropped because the queue was full
-	wake    chan struct{}
+	pending *fifo.Queue[ipl.Event]
+	dropped atomic.Int64 // events dropped because the queue was full
 	stop    chan struct{}
 	stopped chan struct{}
 	once    sync.Once
@@ -33,7 +32,7 @@ func newEventQueue(in *Instance, handler func(ipl.Event)) *eventQueue {
 		in:      in,
 		handler: handler,
 		out:     make(chan ipl.Event),
-		wake:    make(chan struct{}, 1),
+		pending: fifo.New[ipl.Event](),
 		stop:    make(chan struct{}),
 		stopped: make(chan struct{}),
 	}
@@ -46,36 +45,22 @@ func newEventQueue(in *Instance, handler func(ipl.Event)) *eventQueue {
 const maxPendingEvents = 1 << 16
 
 func (q *eventQueue) push(e ipl.Event) {
-	q.mu.Lock()
-	if len(q.pending) >= maxPendingEvents {
-		q.pending[0] = ipl.Event{}
-		q.pending = q.pending[1:]
-		if q.dropped++; q.dropped&(q.dropped-1) == 0 { // the 1st, 2nd, 4th, ... drop
+	if q.pending.PushBounded(e, maxPendingEvents) {
+		if n := q.dropped.Add(1); n&(n-1) == 0 { // the 1st, 2nd, 4th, ... drop
 			q.in.log.Warn("registry events nobody reads: dropping the oldest",
-				zap.Int("waiting", maxPendingEvents), zap.Int("dropped", q.dropped))
+				zap.Int("waiting", maxPendingEvents), zap.Int64("dropped", n))
 		}
 	}
-	q.pending = append(q.pending, e)
-	q.mu.Unlock()
-	wake.Poke(q.wake)
 }
 
 func (q *eventQueue) pump() {
 	defer close(q.stopped)
 	defer close(q.out)
 	for {
-		q.mu.Lock()
-		var e ipl.Event
-		have := len(q.pending) > 0
-		if have {
-			e = q.pending[0]
-			q.pending[0] = ipl.Event{}
-			q.pending = q.pending[1:]
-		}
-		q.mu.Unlock()
+		e, have := q.pending.TryPop()
 		if !have {
 			select {
-			case <-q.wake:
+			case <-q.pending.Wake():
 				continue
 			case <-q.stop:
 				return

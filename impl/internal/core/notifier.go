@@ -3,7 +3,7 @@ package core
 import (
 	"sync"
 
-	"github.com/ibisgo/ibis/internal/wake"
+	"github.com/ibisgo/ibis/internal/fifo"
 )
 
 // notifier runs the program's connection callbacks (lost connections on both sides)
@@ -12,43 +12,29 @@ import (
 // transport goroutine that Close waits for; a callback that reconnects, sends, or
 // closes the Ibis would then wait on itself.
 type notifier struct {
-	mu      sync.Mutex
-	pending []func()
-	wake    chan struct{}
+	pending *fifo.Queue[func()]
 	stop    chan struct{}
 	once    sync.Once
 }
 
 func newNotifier(in *Instance) *notifier {
 	n := &notifier{
-		wake: make(chan struct{}, 1),
-		stop: make(chan struct{}),
+		pending: fifo.New[func()](),
+		stop:    make(chan struct{}),
 	}
 	in.goCallback(runsNotifier, "", n.pump)
 	return n
 }
 
 // push queues f; callbacks queued after close are dropped with the instance.
-func (n *notifier) push(f func()) {
-	n.mu.Lock()
-	n.pending = append(n.pending, f)
-	n.mu.Unlock()
-	wake.Poke(n.wake)
-}
+func (n *notifier) push(f func()) { n.pending.Push(f) }
 
 func (n *notifier) pump() {
 	for {
-		n.mu.Lock()
-		var f func()
-		if len(n.pending) > 0 {
-			f = n.pending[0]
-			n.pending[0] = nil
-			n.pending = n.pending[1:]
-		}
-		n.mu.Unlock()
-		if f == nil {
+		f, ok := n.pending.TryPop()
+		if !ok {
 			select {
-			case <-n.wake:
+			case <-n.pending.Wake():
 				continue
 			case <-n.stop:
 				return

@@ -4,7 +4,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/ibisgo/ibis/internal/wake"
+	"github.com/ibisgo/ibis/internal/fifo"
 )
 
 // pushQueue is a receive port's FIFO of inboxes whose next message can start. Whoever
@@ -12,9 +12,8 @@ import (
 // and starts its message on its own goroutine: no goroutine sits between the event
 // loop and the receiver.
 type pushQueue struct {
-	mu      sync.Mutex
-	pending []*Inbox
-	sig     chan struct{} // capacity 1: an inbox was queued
+	pending *fifo.Queue[*Inbox] // its Wake fires when an inbox was queued
+	mu      sync.Mutex          // guards parked
 	// buffered counts the unread bytes of all the port's inboxes.
 	buffered atomic.Int64
 	parked   []*Inbox     // paused for the port's budget (see PortHighWater)
@@ -22,13 +21,7 @@ type pushQueue struct {
 }
 
 // enqueueInbox puts an inbox at the end of the pending list.
-func (p *ReceivePort) enqueueInbox(b *Inbox) {
-	q := &p.push
-	q.mu.Lock()
-	q.pending = append(q.pending, b)
-	q.mu.Unlock()
-	wake.Poke(q.sig)
-}
+func (p *ReceivePort) enqueueInbox(b *Inbox) { p.push.pending.Push(b) }
 
 // park remembers an inbox paused for the port's budget.
 func (p *ReceivePort) park(b *Inbox) {
@@ -71,19 +64,10 @@ func (p *ReceivePort) unpark() {
 
 // popInbox takes the oldest pending inbox and marks it owned, or returns nil.
 func (p *ReceivePort) popInbox() *Inbox {
-	q := &p.push
-	q.mu.Lock()
-	if len(q.pending) == 0 {
-		q.mu.Unlock()
+	b, ok := p.push.pending.TryPop()
+	if !ok {
 		return nil
 	}
-	b := q.pending[0]
-	q.pending[0] = nil
-	q.pending = q.pending[1:]
-	if len(q.pending) == 0 {
-		q.pending = nil
-	}
-	q.mu.Unlock()
 	b.mu.Lock()
 	b.queued, b.owned = false, true
 	b.mu.Unlock()

@@ -10,6 +10,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/ibisgo/ibis/internal/fifo"
 	"github.com/ibisgo/ibis/ipl"
 	"github.com/ibisgo/ibis/serialization"
 )
@@ -87,7 +88,7 @@ func newReceivePort(in *Instance, pt ipl.PortType, name string, cfg ipl.ReceiveP
 		enabled: !cfg.ConnectionsDisabled,
 
 		connArrived: make(chan struct{}, 1),
-		push:        pushQueue{sig: make(chan struct{}, 1)},
+		push:        pushQueue{pending: fifo.New[*Inbox]()},
 		downcalls:   pt.Has(ipl.ConnectionDowncalls),
 		numbered:    pt.Has(ipl.CommunicationNumbered),
 		explicit:    pt.Has(ipl.ReceiveExplicit),
@@ -358,7 +359,7 @@ func (p *ReceivePort) next(done, stop <-chan struct{}, wait bool) (*readMessage,
 		select {
 		case m := <-p.ready:
 			return m, gotMessage
-		case <-p.push.sig:
+		case <-p.push.pending.Wake():
 		case <-done:
 			return nil, waitDone
 		case <-stop:

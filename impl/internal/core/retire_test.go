@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"go.uber.org/zap"
+
+	"github.com/ibisgo/ibis/internal/fifo"
 )
 
 type nopIn struct{}
@@ -15,7 +17,7 @@ func (nopIn) Close() error { return nil }
 // but before the transport reports the end are dropped: they must not count against
 // the port's budget for good.
 func TestRetiredInboxDropsLateBytes(t *testing.T) {
-	p := &ReceivePort{in: &Instance{}, closed: make(chan struct{}), log: zap.NewNop(), push: pushQueue{sig: make(chan struct{}, 1)}}
+	p := &ReceivePort{in: &Instance{}, closed: make(chan struct{}), log: zap.NewNop(), push: pushQueue{pending: fifo.New[*Inbox]()}}
 	ic := &inConn{port: p, c: nopIn{}, watch: &stallWatch{}}
 	p.conns = []*inConn{ic}
 	b := &Inbox{port: p, ic: ic, wake: make(chan struct{}, 1), maxMsg: 1 << 20}
