@@ -186,12 +186,10 @@ const (
 // returns false when it cannot tell because a Receive is in progress (or a message is
 // live): that Receive sees the end itself, and accept waits a little for it.
 func (p *ReceivePort) probeDirect() (decided bool) {
-	select {
-	case p.token <- struct{}{}:
-	default:
+	if !p.token.tryTake() {
 		return false
 	}
-	defer func() { <-p.token }()
+	defer p.token.release()
 	p.mu.Lock()
 	ic := p.directConn
 	p.mu.Unlock()
@@ -255,12 +253,10 @@ func (p *ReceivePort) directPeerDied(id ipl.IbisIdentifier, cause error) {
 // still delivered: the connection is retired only once its end is next, so each
 // finished message looks again.
 func (p *ReceivePort) checkDied() {
-	select {
-	case p.token <- struct{}{}:
-	default:
+	if !p.token.tryTake() {
 		return
 	}
-	defer func() { <-p.token }()
+	defer p.token.release()
 	p.mu.Lock()
 	ic := p.directConn
 	p.mu.Unlock()

@@ -95,7 +95,7 @@ func (m *readMessage) Finish() (int64, error) {
 	default:
 		m.ic.done <- struct{}{}
 	}
-	<-m.port.token
+	m.port.token.release()
 	if d := m.ic.direct; d != nil && d.died.Load() != nil {
 		m.port.checkDied() // the sender died: is its end next?
 	}

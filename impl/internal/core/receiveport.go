@@ -33,7 +33,7 @@ type ReceivePort struct {
 	log   *zap.Logger
 
 	ready  chan *readMessage
-	token  chan struct{}
+	token  token // see token.go
 	closed chan struct{}
 	once   sync.Once
 
@@ -83,7 +83,7 @@ func newReceivePort(in *Instance, pt ipl.PortType, name string, cfg ipl.ReceiveP
 		kind:    serializationKind(pt),
 		log:     in.log.With(zap.String("receiveport", name)),
 		ready:   make(chan *readMessage),
-		token:   make(chan struct{}, 1),
+		token:   newToken(),
 		closed:  make(chan struct{}),
 		enabled: !cfg.ConnectionsDisabled,
 
@@ -297,17 +297,16 @@ func (p *ReceivePort) Receive(ctx context.Context) (ipl.ReadMessage, error) {
 	}
 	// The port's closed channel is also closed when the instance ends, so waiting on
 	// it and on ctx covers every way the wait can end.
-	select {
-	case p.token <- struct{}{}:
-	case <-ctx.Done():
+	if !p.token.take(ctx.Done(), p.closed) {
+		if p.isClosed() {
+			return nil, fmt.Errorf("%s: %w", p.what("receive"), ipl.ErrClosed)
+		}
 		return nil, ctxError(ctx, p.what("receive"))
-	case <-p.closed:
-		return nil, fmt.Errorf("%s: %w", p.what("receive"), ipl.ErrClosed)
 	}
 	if p.direct {
 		m, err := p.receiveDirect(ctx)
 		if err != nil {
-			<-p.token
+			p.token.release()
 			p.checkDied() // a sender reported dead while this Receive held the port
 			return nil, err
 		}
@@ -318,10 +317,10 @@ func (p *ReceivePort) Receive(ctx context.Context) (ipl.ReadMessage, error) {
 	case gotMessage:
 		return m, nil
 	case waitClosed:
-		<-p.token
+		p.token.release()
 		return nil, fmt.Errorf("%s: %w", p.what("receive"), ipl.ErrClosed)
 	default:
-		<-p.token
+		p.token.release()
 		return nil, ctxError(ctx, p.what("receive"))
 	}
 }
@@ -388,14 +387,12 @@ func (p *ReceivePort) Poll() (ipl.ReadMessage, error) {
 	if p.isClosed() {
 		return nil, fmt.Errorf("%s: %w", what, ipl.ErrClosed)
 	}
-	select {
-	case p.token <- struct{}{}:
-	default:
+	if !p.token.tryTake() {
 		return nil, nil
 	}
 	m, why := p.next(nil, nil, false)
 	if why != gotMessage {
-		<-p.token
+		p.token.release()
 		return nil, nil
 	}
 	if !pollUpcall {

@@ -29,9 +29,8 @@ type SendPort struct {
 	id   ipl.SendPortIdentifier
 	log  *zap.Logger
 
-	// token is held by the live message and by connection changes: at most one message
-	// lives, and the connection set does not change under a message's feet.
-	token    chan struct{}
+	// token is held by the live message and by connection changes (token.go).
+	token    token
 	w        *serialization.Writer
 	seq      int64
 	numbered bool
@@ -84,7 +83,7 @@ func newSendPort(in *Instance, pt ipl.PortType, name string, cfg ipl.SendPortCon
 		cfg:     cfg,
 		id:      ipl.SendPortIdentifier{Ibis: in.id, Name: name},
 		log:     in.log.With(zap.String("sendport", name)),
-		token:   make(chan struct{}, 1),
+		token:   newToken(),
 		closing: make(chan struct{}),
 
 		numbered: pt.Has(ipl.CommunicationNumbered),
@@ -100,21 +99,30 @@ func (sp *SendPort) Identifier() ipl.SendPortIdentifier { return sp.id }
 func (sp *SendPort) Type() ipl.PortType { return sp.pt }
 
 func (sp *SendPort) acquire(ctx context.Context, what string) error {
-	select {
-	case sp.token <- struct{}{}:
-		if sp.isClosed() {
-			<-sp.token
-			return fmt.Errorf("%s: send port %q: %w", what, sp.name, ipl.ErrClosed)
+	if !sp.token.take(ctx.Done(), sp.closing) {
+		if ctx.Err() != nil && !sp.isClosing() {
+			return ctxError(ctx, fmt.Sprintf("%s: send port %q", what, sp.name))
 		}
-		return nil
-	case <-ctx.Done():
-		return ctxError(ctx, fmt.Sprintf("%s: send port %q", what, sp.name))
-	case <-sp.closing:
 		return fmt.Errorf("%s: send port %q: %w", what, sp.name, ipl.ErrClosed)
 	}
+	if sp.isClosed() {
+		sp.token.release()
+		return fmt.Errorf("%s: send port %q: %w", what, sp.name, ipl.ErrClosed)
+	}
+	return nil
 }
 
-func (sp *SendPort) release() { <-sp.token }
+func (sp *SendPort) release() { sp.token.release() }
+
+// isClosing reports whether Close has begun.
+func (sp *SendPort) isClosing() bool {
+	select {
+	case <-sp.closing:
+		return true
+	default:
+		return false
+	}
+}
 
 func (sp *SendPort) isClosed() bool {
 	sp.mu.Lock()
@@ -568,11 +576,10 @@ func (sp *SendPort) peerGone(id ipl.IbisIdentifier, cause error) {
 func (sp *SendPort) NewMessage(ctx context.Context) (ipl.WriteMessage, error) {
 	// sp.closing is closed by Close, which the instance's Close calls, so the wait ends
 	// with the Ibis too.
-	select {
-	case sp.token <- struct{}{}:
-	case <-ctx.Done():
-		return nil, ctxError(ctx, "new message at "+sp.id.String())
-	case <-sp.closing:
+	if !sp.token.take(ctx.Done(), sp.closing) {
+		if ctx.Err() != nil && !sp.isClosing() {
+			return nil, ctxError(ctx, "new message at "+sp.id.String())
+		}
 		return nil, fmt.Errorf("new message at %s: %w", sp.id, ipl.ErrClosed)
 	}
 	sp.mu.Lock()
@@ -643,14 +650,7 @@ func (sp *SendPort) Close() error {
 	sp.mu.Unlock()
 	defer sp.in.removeSendPort(sp.name)
 
-	t := time.NewTimer(closeGrace)
-	defer t.Stop()
-	clean := false
-	select {
-	case sp.token <- struct{}{}:
-		clean = true
-	case <-t.C:
-	}
+	clean := sp.token.takeWithin(closeGrace)
 	sp.mu.Lock()
 	conns := sp.conns
 	sp.conns = nil

@@ -53,31 +53,27 @@ func (p *ReceivePort) startDispatcher(stop chan struct{}) {
 // carries on while that handler runs to its end).
 func (p *ReceivePort) dispatch(stop chan struct{}) {
 	for {
-		select {
-		case p.token <- struct{}{}:
-		case <-stop:
-			return
-		case <-p.closed:
+		if !p.token.take(stop, p.closed) {
 			return
 		}
 		// Disabling wins over a waiting message: select picks at random among ready
 		// cases, so stop is checked on its own first.
 		select {
 		case <-stop:
-			<-p.token
+			p.token.release()
 			return
 		default:
 		}
 		m, why := p.next(nil, stop, true)
 		if why != gotMessage {
-			<-p.token
+			p.token.release()
 			return
 		}
 		select {
 		case <-stop:
 			// Disabled while the message arrived: keep it for whoever receives next.
 			p.stashMessage(m)
-			<-p.token
+			p.token.release()
 			return
 		default:
 		}
