@@ -62,9 +62,19 @@ for c in "${cmds[@]}"; do
   start=$(date +%s)
   if is_server "$c"; then
     echo "== start, then stop: $c"
-    timeout 5 bash -c "$c" >"$work/out" 2>&1
-    rc=$?
-    [ "$rc" = 124 ] && rc=0 # still serving when stopped: what a server should do
+    # In a process group of its own, so that stopping it stops what go run started.
+    setsid bash -c "$c" >"$work/out" 2>&1 &
+    pid=$!
+    sleep 20 # time to build and start
+    if kill -0 "$pid" 2>/dev/null; then
+      kill -TERM -- "-$pid" 2>/dev/null
+      wait "$pid" 2>/dev/null
+      rc=0 # still serving when stopped: what a server should do
+    else
+      wait "$pid"
+      rc=$?
+      [ "$rc" = 0 ] && rc=1 # a server that ends by itself did not serve
+    fi
   else
     echo "== run: $c"
     timeout 600 bash -c "$c" >"$work/out" 2>&1
