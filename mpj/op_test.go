@@ -168,3 +168,24 @@ func BenchmarkSumFloat64(b *testing.B) {
 		combine(Sum, a, a, c)
 	}
 }
+
+// Sum on bytes gives the element loop's results at every alignment and length (the word
+// loop runs only on 8-byte aligned slices).
+func TestSumBytesAlignments(t *testing.T) {
+	base := make([]byte, 300)
+	for i := range base {
+		base[i] = byte(i*37 + 11)
+	}
+	for off := range 9 {
+		for _, n := range []int{0, 1, 7, 8, 31, 32, 33, 200} {
+			a, b := base[off:off+n], base[off+n/3:off+n/3+n]
+			d := make([]byte, n+off)[off:]
+			combine(Sum, d, a, b)
+			for i := range n {
+				if d[i] != a[i]+b[i] {
+					t.Fatalf("offset %d, length %d: byte %d is %d, want %d", off, n, i, d[i], a[i]+b[i])
+				}
+			}
+		}
+	}
+}
