@@ -13,12 +13,13 @@ import (
 
 // Direct writes. A nonblocking send port hands its packets to the event loop, which
 // writes them; the sender then waits for the loop to say they are written. That costs
-// a copy of the packet and two hand-offs between goroutines (threads, on a busy
-// machine) per message, most of the round trip of a small message. When nothing is
-// queued on the connection, the sender writes the packet itself, with one writev on
-// the non-blocking socket: what the socket takes is done, only the rest is copied and
-// queued for the loop. Order is kept because a direct write happens only while the
-// queue is empty and no flush runs, and both take o.mu.
+// two hand-offs between goroutines (threads, on a busy machine) per message, most of
+// the round trip of a small message. When nothing is queued on the connection, the
+// sender writes the packet itself (WriteShared), with one writev on the non-blocking
+// socket: what the socket takes is done, only the rest is queued for the loop. The
+// packet is still the copy core made with Share (a multicast writes the same copy to
+// every connection). Order is kept because a direct write happens only while the queue
+// is empty and no flush runs, and both take o.mu.
 //
 // The sender writes through its own duplicate of the socket's descriptor, wfd, and
 // holds o.mu for the write (which never blocks: the socket is non-blocking). The event
@@ -96,15 +97,6 @@ func (o *queuedOut) closeWFD() {
 		_ = unix.Close(o.wfd)
 		o.wfd = -1
 	}
-}
-
-// buffersLen is the total length of bufs.
-func buffersLen(bufs net.Buffers) int {
-	n := 0
-	for _, b := range bufs {
-		n += len(b)
-	}
-	return n
 }
 
 // skipBytes returns bufs without its first n bytes (sharing their memory).

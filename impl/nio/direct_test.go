@@ -43,6 +43,9 @@ func directOrder(t *testing.T, recv string) {
 	}
 	writes, rests := directWrites.Load(), directRests.Load()
 	sizes := []int{0, 1, 100, 1 << 20, 8, 4 << 20, 3, 1 << 16} // int32s: up to 16 MiB
+	for range 24 {
+		sizes = append(sizes, 200_000) // 800 KB: pieces whose rests go back to the packet pool
+	}
 	sent := make(chan error, 1)
 	go func() {
 		for i, n := range sizes {

@@ -70,26 +70,9 @@ func newQueuedOut(lost func(error), wfd int) *queuedOut {
 // Share copies a packet once for all the connections of a multicast.
 func (o *queuedOut) Share(bufs net.Buffers) core.SharedPacket { return newPacket(bufs) }
 
-// WritePacket writes bufs on the caller's goroutine when nothing is queued (direct.go),
-// and queues a copy of what the socket did not take.
+// WritePacket queues a copy of bufs (core hands a queueing connection its packets
+// through Share and WriteShared; this is the plain OutConn path).
 func (o *queuedOut) WritePacket(bufs net.Buffers) error {
-	o.mu.Lock()
-	if o.directOK() {
-		n, err := o.writeDirect(bufs)
-		if err != nil {
-			o.mu.Unlock()
-			return o.directFailed(err)
-		}
-		if n == buffersLen(bufs) {
-			o.mu.Unlock()
-			return nil
-		}
-		p := newPacket(skipBytes(bufs, n))
-		o.enqueue(p) // unlocks
-		p.Release()
-		return nil
-	}
-	o.mu.Unlock()
 	p := newPacket(bufs)
 	defer p.Release()
 	return o.WriteShared(p)
