@@ -82,9 +82,8 @@ func (w *Writer) writeCodec(v any) (bool, error) {
 		flags = codecFlagPointer
 	}
 	e.buf = append(e.buf, flags)
-	name := codecName(t)
-	e.buf = binary.AppendUvarint(e.buf, uint64(len(name)))
-	e.buf = append(e.buf, name...)
+	e.buf = binary.AppendUvarint(e.buf, uint64(len(pl.name)))
+	e.buf = append(e.buf, pl.name...)
 	err = e.encodeRoot(root.UnsafePointer(), pl, byPointer)
 	clear(e.queue) // keep no pointer into the caller's objects until the next write
 	if err != nil {
@@ -111,7 +110,7 @@ func codecName(t reflect.Type) string {
 type codecHeader struct {
 	fp        uint64
 	byPointer bool
-	name      string
+	name      []byte // a view of the object's bytes: made a string only when needed
 	body      []byte
 }
 
@@ -130,7 +129,7 @@ func parseCodecHeader(b []byte) (codecHeader, error) {
 	if k <= 0 || n > maxCodecName || n > uint64(len(b)-9-k) {
 		return h, corruptf("object codec: bad type name length")
 	}
-	h.name = string(b[9+k : 9+k+int(n)])
+	h.name = b[9+k : 9+k+int(n)]
 	h.body = b[9+k+int(n):]
 	return h, nil
 }
@@ -149,16 +148,17 @@ func (r *Reader) readCodec(pv reflect.Value) error {
 	}
 	dst := pv.Elem()
 	dt := dst.Type()
-	what := h.name
-	if what == "" {
-		what = "struct value"
-	}
 	if dt.Kind() == reflect.Interface {
-		rt := registeredType(h.name, h.fp)
+		rt := registeredType(string(h.name), h.fp)
 		if rt == nil {
+			what := h.what()
 			return mismatchf("the object is a %s sent by the object codec, the destination is %s: register the type with serialization.Register in the receiving program, or read into a *%s (the object was skipped)", what, pv.Type(), what)
 		}
-		nv, err := r.decodeCodec(rt, h)
+		pl, err := planFor(rt)
+		if err != nil {
+			return err
+		}
+		nv, err := r.decodeCodec(rt, pl, h)
 		if err != nil {
 			return err
 		}
@@ -173,7 +173,7 @@ func (r *Reader) readCodec(pv reflect.Value) error {
 		return nil
 	}
 	if pl, err := planFor(dt); err == nil && pl.fp == h.fp {
-		nv, err := r.decodeCodec(dt, h)
+		nv, err := r.decodeCodec(dt, pl, h)
 		if err != nil {
 			return err
 		}
@@ -182,7 +182,7 @@ func (r *Reader) readCodec(pv reflect.Value) error {
 	}
 	if dt.Kind() == reflect.Pointer {
 		if pl, err := planFor(dt.Elem()); err == nil && pl.fp == h.fp {
-			nv, err := r.decodeCodec(dt.Elem(), h)
+			nv, err := r.decodeCodec(dt.Elem(), pl, h)
 			if err != nil {
 				return err
 			}
@@ -190,16 +190,20 @@ func (r *Reader) readCodec(pv reflect.Value) error {
 			return nil
 		}
 	}
-	return mismatchf("the object is a %s sent by the object codec, the destination is %s, whose fields or types differ (the object was skipped)", what, pv.Type())
+	return mismatchf("the object is a %s sent by the object codec, the destination is %s, whose fields or types differ (the object was skipped)", h.what(), pv.Type())
 }
 
-// decodeCodec decodes the value of h into a new value of type t, whose plan
-// has h's fingerprint, and returns a pointer to it.
-func (r *Reader) decodeCodec(t reflect.Type, h codecHeader) (nv reflect.Value, err error) {
-	pl, err := planFor(t)
-	if err != nil {
-		return nv, err
+// what names the object's type for an error message.
+func (h codecHeader) what() string {
+	if len(h.name) == 0 {
+		return "struct value"
 	}
+	return string(h.name)
+}
+
+// decodeCodec decodes the value of h into a new value of type t, whose plan pl
+// has h's fingerprint, and returns a pointer to it.
+func (r *Reader) decodeCodec(t reflect.Type, pl *codecPlan, h codecHeader) (nv reflect.Value, err error) {
 	d := &r.codec
 	d.reset(h.body, r.cfg.maxObjectMemory, r.cfg.maxObjectDepth)
 	defer func() {
@@ -252,7 +256,7 @@ func Register(value any) error {
 	if !pl.viaCodec {
 		return fmt.Errorf("%w: Register(%s): %s travels as msgpack, which reads into *any without registration", ErrUnsupported, t, t)
 	}
-	k := regKey{codecName(t), pl.fp}
+	k := regKey{pl.name, pl.fp}
 	if old, loaded := registry.LoadOrStore(k, t); loaded && old.(reflect.Type) != t {
 		return fmt.Errorf("%w: Register(%s): %s is registered under the same name and shape", ErrUnsupported, t, old)
 	}

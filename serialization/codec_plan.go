@@ -50,6 +50,7 @@ type codecPlan struct {
 	n       int         // pkArray: the length
 	desc    string      // the structural description the fingerprint hashes
 	fp      uint64      // FNV-64a of desc: the type on the wire
+	name    string      // codecName of t: what a codec object of this type carries
 	// viaCodec says WriteObject uses the codec for a value of this type: it
 	// reaches a struct. Slices and maps of primitives and strings stay with
 	// msgpack, which a receiver can read into *any without registration.
@@ -116,6 +117,7 @@ func planFor(t reflect.Type) (*codecPlan, error) {
 		h := fnv.New64a()
 		h.Write([]byte(bp.desc))
 		bp.fp = h.Sum64()
+		bp.name = codecName(bp.t)
 	}
 	for _, bp := range b.order {
 		bp.viaCodec = reachesStruct(bp, map[*codecPlan]bool{})

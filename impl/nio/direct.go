@@ -56,18 +56,15 @@ func (o *queuedOut) directOK() bool {
 	return o.err == nil && o.wfd >= 0 && len(o.q) == 0 && !o.flushing
 }
 
-// writeDirect writes bufs to wfd until the socket is full or everything is written
-// and returns the bytes written; an error is a broken connection. o.mu is held.
-func (o *queuedOut) writeDirect(bufs net.Buffers) (int, error) {
+// writeDirect writes b to wfd until the socket is full or everything is written and
+// returns the bytes written; an error is a broken connection. o.mu is held.
+func (o *queuedOut) writeDirect(b []byte) (int, error) {
 	directWrites.Add(1)
 	total := 0
-	var iov [][]byte
-	for len(bufs) > 0 {
-		iov = append(iov[:0], bufs[:min(len(bufs), maxIovecs)]...)
-		n, err := unix.Writev(o.wfd, iov)
+	for total < len(b) {
+		n, err := unix.Write(o.wfd, b[total:])
 		if n > 0 {
 			total += n
-			bufs = skipBytes(bufs, n)
 		}
 		switch {
 		case err == nil:
@@ -97,19 +94,4 @@ func (o *queuedOut) closeWFD() {
 		_ = unix.Close(o.wfd)
 		o.wfd = -1
 	}
-}
-
-// skipBytes returns bufs without its first n bytes (sharing their memory).
-func skipBytes(bufs net.Buffers, n int) net.Buffers {
-	for n > 0 && len(bufs) > 0 {
-		if n < len(bufs[0]) {
-			return append(net.Buffers{bufs[0][n:]}, bufs[1:]...)
-		}
-		n -= len(bufs[0])
-		bufs = bufs[1:]
-	}
-	for len(bufs) > 0 && len(bufs[0]) == 0 {
-		bufs = bufs[1:]
-	}
-	return bufs
 }

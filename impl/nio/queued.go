@@ -84,7 +84,7 @@ func (o *queuedOut) WriteShared(sp core.SharedPacket) error {
 	p := sp.(*packet)
 	o.mu.Lock()
 	if o.directOK() {
-		n, err := o.writeDirect(net.Buffers{p.b})
+		n, err := o.writeDirect(p.b)
 		if err != nil {
 			o.mu.Unlock()
 			return o.directFailed(err)

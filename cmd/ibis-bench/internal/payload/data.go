@@ -88,7 +88,7 @@ func New(s Spec) (*Data, error) {
 	case Objects:
 		d.obj = make([]Item, n)
 		for i := range d.obj {
-			d.obj[i] = Item{int32(i), int32(i + 1), int32(i + 2), int32(i + 3)}
+			d.obj[i] = itemAt(i)
 		}
 	case Tree:
 		next := int32(0)
@@ -96,7 +96,7 @@ func New(s Spec) (*Data, error) {
 	case ObjectsMsgpack:
 		d.mobj = make([]MsgpackItem, n)
 		for i := range d.mobj {
-			d.mobj[i] = MsgpackItem{int32(i), int32(i + 1), int32(i + 2), int32(i + 3)}
+			d.mobj[i] = MsgpackItem(itemAt(i)) // the same fields: only the tag differs
 		}
 	case TreeMsgpack:
 		next := int32(0)
@@ -134,6 +134,9 @@ func buildTree(n int, next *int32) *Node {
 	t.Right = buildTree(n-1-left, next)
 	return t
 }
+
+// itemAt is the pattern of item i of an Objects payload.
+func itemAt(i int) Item { return Item{int32(i), int32(i + 1), int32(i + 2), int32(i + 3)} }
 
 // msgpackTree copies a tree into MsgpackNodes.
 func msgpackTree(t *Node) *MsgpackNode {
