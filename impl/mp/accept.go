@@ -79,7 +79,7 @@ func (t *transport) serveRequest(src int, c uint32, frame []byte) {
 		}
 		return
 	}
-	acc.Serve(s)
+	acc.ServeDirect(s)
 	t.untrack(s, nil)
 }
 

@@ -144,7 +144,7 @@ func (t *transport) serve(c net.Conn) {
 	}
 	_ = c.SetDeadline(time.Time{})
 	if ib == nil {
-		acc.Serve(bufio.NewReaderSize(sockets.NewSpinReader(c, t.spin), sockets.ReadBufferSize))
+		acc.ServeDirect(sockets.Stream{Reader: bufio.NewReaderSize(sockets.NewSpinReader(c, t.spin), sockets.ReadBufferSize), C: c})
 		return
 	}
 	ib.box = acc.Inbox(ib.resume)

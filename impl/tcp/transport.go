@@ -69,7 +69,7 @@ func (t *transport) serve(c net.Conn) {
 		return
 	}
 	_ = c.SetDeadline(time.Time{})
-	acc.Serve(br)
+	acc.ServeDirect(sockets.Stream{Reader: br, C: c})
 }
 
 func (t *transport) Dial(ctx context.Context, addr string, req *core.Request, lost func(error)) (core.OutConn, *core.Reply, error) {

@@ -42,7 +42,7 @@ var multiType = ipl.MustPortType(ipl.ConnectionOneToMany, ipl.SerializationData,
 	ipl.CommunicationReliable, ipl.CommunicationFIFO, ipl.ConnectionUpcalls)
 
 // gatherType's receive ports are read by a goroutine of their own (not by Receive: see
-// direct.go), so that they notice a sender leaving while nobody receives.
+// deliver_direct.go), so that they notice a sender leaving while nobody receives.
 var gatherType = ipl.MustPortType(ipl.ConnectionManyToOne, ipl.SerializationData, ipl.ReceiveExplicit,
 	ipl.CommunicationReliable, ipl.CommunicationFIFO, ipl.ConnectionUpcalls)
 

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"bufio"
 	"context"
 	"net"
 	"sync"
@@ -29,8 +30,16 @@ type loopTransport struct {
 
 type loopIn struct{ c net.Conn }
 
-func (i loopIn) Close() error                      { return i.c.Close() }
-func (i loopIn) SetReadDeadline(t time.Time) error { return i.c.SetReadDeadline(t) }
+func (i loopIn) Close() error { return i.c.Close() }
+
+// loopStream is a connection's buffered stream with the connection's read deadlines,
+// so that loopTransport's one-to-one ports are read directly (ServeDirect).
+type loopStream struct {
+	*bufio.Reader
+	c net.Conn
+}
+
+func (s loopStream) SetReadDeadline(t time.Time) error { return s.c.SetReadDeadline(t) }
 
 func (t *loopTransport) track(c net.Conn) {
 	t.mu.Lock()
@@ -58,7 +67,7 @@ func (t *loopTransport) Start(acc Acceptor) (string, error) {
 				defer t.wg.Done()
 				defer c.Close()
 				if br, a := acceptConn(acc, c, loopIn{c}); a != nil {
-					a.Serve(br)
+					a.ServeDirect(loopStream{br, c})
 				}
 			}()
 		}
@@ -176,6 +185,13 @@ func TestDirectPortSeesDeadSender(t *testing.T) {
 		p := newDiedPair(ctx, t)
 		p.send(ctx, t, 1)
 		_, _ = p.receive(ctx, t, 1).Finish()
+		rp := p.rp.(*ReceivePort)
+		rp.mu.Lock()
+		d := rp.directConn
+		rp.mu.Unlock()
+		if d == nil {
+			t.Fatal("a one-to-one explicit port served through ServeDirect does not read its connection directly")
+		}
 		p.die()
 		p.wantGone(t, "once the death is reported")
 	})

@@ -81,7 +81,7 @@ func (a *Acceptance) Inbox(resume func()) *Inbox {
 	b := &Inbox{port: p, ic: a.ic, wake: make(chan struct{}, 1), resume: resume}
 	a.ic.rd = serialization.NewReader(p.kind, b, serialization.WithReaderMaxMessageSize(p.in.cfg.MaxMessageSize))
 	b.maxMsg = p.in.cfg.MaxMessageSize
-	a.ic.inbox = b
+	a.ic.setDelivery(b)
 	return b
 }
 

@@ -84,7 +84,7 @@ func (p *ReceivePort) takePush() *readMessage {
 		if b == nil {
 			return nil
 		}
-		m, err := p.startMessage(b.ic)
+		m, err := p.startMessage(b.ic, b)
 		if err == nil {
 			return m
 		}
@@ -100,13 +100,4 @@ func (p *ReceivePort) retireInbox(b *Inbox, err error) {
 	p.connEnded(b.ic, err)
 	_ = b.ic.c.Close()
 	b.discard()
-}
-
-// pushFinished is Finish's part for a message of a push-mode connection.
-func (p *ReceivePort) pushFinished(m *readMessage) {
-	if m.fatal != nil {
-		p.retireInbox(m.ic.inbox, m.fatal)
-		return
-	}
-	m.ic.inbox.released()
 }

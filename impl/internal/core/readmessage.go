@@ -11,6 +11,7 @@ import (
 type readMessage struct {
 	port *ReceivePort
 	ic   *inConn
+	via  delivery // ic's delivery, which Finish hands the message back to
 	seq  int64
 
 	mu        sync.Mutex
@@ -84,21 +85,8 @@ func (m *readMessage) Finish() (int64, error) {
 		m.handedOff = true
 	}
 	m.mu.Unlock()
-	switch {
-	case m.ic.direct != nil:
-		if m.fatal != nil {
-			m.port.directEnded(m.ic, m.fatal)
-			_ = m.ic.c.Close()
-		}
-	case m.ic.inbox != nil:
-		m.port.pushFinished(m)
-	default:
-		m.ic.done <- struct{}{}
-	}
+	m.via.finished(m)
 	m.port.token.release()
-	if d := m.ic.direct; d != nil && d.died.Load() != nil {
-		m.port.checkDied() // the sender died: is its end next?
-	}
 	if handOff {
 		// Finished early inside its upcall: the port moves on without waiting for the
 		// handler to return, on a new dispatcher.

@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"go.uber.org/zap"
 
@@ -47,30 +47,28 @@ type ReceivePort struct {
 	upcallStop chan struct{} // non-nil while message upcalls are enabled
 	stash      *readMessage  // taken by a dispatcher as upcalls were disabled
 
-	downcalls   bool          // the type has connection.downcalls: keep the new/lost lists
-	numbered    bool          // the type has communication.numbered
-	explicit    bool          // the type has receive.explicit
-	direct      bool          // the type allows direct receipt (see direct.go)
-	directConn  *inConn       // the connection Receive reads itself (direct receipt)
-	connArrived chan struct{} // signals a new direct connection to a waiting Receive
+	downcalls   bool            // the type has connection.downcalls: keep the new/lost lists
+	numbered    bool            // the type has communication.numbered
+	explicit    bool            // the type has receive.explicit
+	direct      bool            // the type allows direct receipt (see deliver_direct.go)
+	directConn  *directDelivery // the connection Receive reads itself (direct receipt)
+	connArrived chan struct{}   // signals a new direct connection to a waiting Receive
 
 	push pushQueue // push-mode connections with something to read (see inbox.go)
 }
 
 var _ ipl.ReceivePort = (*ReceivePort)(nil)
 
+// inConn is one accepted connection of the port.
 type inConn struct {
 	port *ReceivePort
 	from ipl.SendPortIdentifier
 	c    InConn
 	rd   *serialization.Reader
-	done chan struct{} // the delivered message was finished
-
-	direct *directState // non-nil when Receive reads this connection itself
-	inbox  *Inbox       // non-nil for a push-mode connection
+	via  atomic.Pointer[delivery] // how its messages reach the port (delivery.go)
 
 	watch *stallWatch    // the connection's progress, for the stall watchdog
-	guard *guardedReader // the stream ic.rd reads, when a goroutine reads the connection
+	guard *guardedReader // the stream ic.rd reads, when the delivery reads a stream
 }
 
 func newReceivePort(in *Instance, pt ipl.PortType, name string, cfg ipl.ReceivePortConfig) *ReceivePort {
@@ -163,7 +161,7 @@ func (p *ReceivePort) accept(req *Request, conn InConn) (*Reply, *Acceptance) {
 			return &Reply{Code: ReplyDenied, Detail: fmt.Sprintf("receive port %s refused %s", p.id, req.From)}, nil
 		}
 	}
-	ic := &inConn{port: p, from: req.From, c: conn, done: make(chan struct{}, 1), watch: &stallWatch{}}
+	ic := &inConn{port: p, from: req.From, c: conn, watch: &stallWatch{}}
 	p.mu.Lock()
 	if p.isClosed() { // closed while the handler decided
 		p.mu.Unlock()
@@ -180,57 +178,15 @@ func (p *ReceivePort) accept(req *Request, conn InConn) (*Reply, *Acceptance) {
 	return &Reply{Code: ReplyAccepted}, &Acceptance{port: p, conn: conn, ic: ic}
 }
 
-// serveConn reads messages of one connection until it ends.
-func (p *ReceivePort) serveConn(ic *inConn, r io.Reader) {
-	defer ic.c.Close()
-	ic.guard = &guardedReader{r: r, w: ic.watch}
-	ic.rd = serialization.NewReader(p.kind, ic.guard, serialization.WithReaderMaxMessageSize(p.in.cfg.MaxMessageSize))
-	if p.direct {
-		pk, ok1 := r.(peeker)
-		dl, ok2 := ic.c.(deadliner)
-		if ok1 && ok2 {
-			p.serveDirect(ic, pk, dl)
-			return
-		}
-	}
-	for {
-		if p.isClosed() {
-			p.connEnded(ic, nil)
-			return
-		}
-		m, err := p.startMessage(ic)
-		if err != nil {
-			p.connEnded(ic, err)
-			return
-		}
-		select {
-		case p.ready <- m:
-		case <-p.closed:
-			p.connEnded(ic, nil)
-			return
-		}
-		select {
-		case <-ic.done:
-		case <-p.closed:
-			p.connEnded(ic, nil)
-			return
-		}
-		if m.fatal != nil {
-			p.connEnded(ic, m.fatal)
-			return
-		}
-	}
-}
-
-// startMessage reads the start of the connection's next message.
-func (p *ReceivePort) startMessage(ic *inConn) (*readMessage, error) {
+// startMessage reads the start of the connection's next message, which via delivers.
+func (p *ReceivePort) startMessage(ic *inConn, via delivery) (*readMessage, error) {
 	if ic.guard != nil {
 		ic.guard.boundary()
 	}
 	if err := ic.rd.Next(); err != nil {
 		return nil, err
 	}
-	m := &readMessage{port: p, ic: ic, seq: -1}
+	m := &readMessage{port: p, ic: ic, via: via, seq: -1}
 	if p.numbered {
 		seq, err := ic.rd.ReadInt64()
 		if err != nil {

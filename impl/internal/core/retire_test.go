@@ -21,7 +21,7 @@ func TestRetiredInboxDropsLateBytes(t *testing.T) {
 	ic := &inConn{port: p, c: nopIn{}, watch: &stallWatch{}}
 	p.conns = []*inConn{ic}
 	b := &Inbox{port: p, ic: ic, wake: make(chan struct{}, 1), maxMsg: 1 << 20}
-	ic.inbox = b
+	ic.setDelivery(b)
 	b.Push(bytes.Repeat([]byte{0xff}, 64)) // not a packet header: retired at once
 	if got := p.push.buffered.Load(); got != 0 {
 		t.Fatalf("after retire: buffered %d", got)

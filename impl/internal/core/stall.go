@@ -283,8 +283,8 @@ func (d *watchdog) cut(ic *inConn, why error) {
 	}
 	d.in.log.Warn("cutting a stalled connection", zap.Stringer("from", ic.from), zap.Error(why))
 	d.remove(ic)
-	if b := ic.inbox; b != nil {
-		b.End(why)
+	if via := ic.delivery(); via != nil {
+		via.cut(why)
 	}
 	_ = ic.c.Close()
 }
@@ -294,14 +294,8 @@ func (d *watchdog) cut(ic *inConn, why error) {
 // connection holds part of a message (or its reader waits) while the event loop reads
 // it; a connection paused for flow control waits for nothing.
 func (ic *inConn) waiting() (waiting, mid bool) {
-	if b := ic.inbox; b != nil {
-		return b.waiting()
+	if via := ic.delivery(); via != nil {
+		return via.waiting()
 	}
-	switch ic.watch.state.Load() {
-	case waitStart:
-		return true, false
-	case waitMid:
-		return true, true
-	}
-	return false, false
+	return false, false // not handed over yet: nobody reads it
 }

@@ -2,7 +2,6 @@ package core
 
 import (
 	"context"
-	"io"
 	"net"
 
 	"github.com/ibisgo/ibis/ipl"
@@ -14,7 +13,7 @@ type Transport interface {
 	// Start begins accepting connections and returns the address peers dial. For each
 	// incoming connection the transport reads a handshake request (ReadRequest), asks
 	// acc.Accept, writes the reply (WriteReply) and, when accepted, hands the connection
-	// to the returned Acceptance's Serve, which reads messages until the connection ends.
+	// over with the returned Acceptance's Serve, ServeDirect or Inbox (delivery.go).
 	Start(acc Acceptor) (addr string, err error)
 	// Dial connects to the instance at addr, sends req and returns the peer's reply. On
 	// ReplyAccepted it also returns the connection; lost is called (once) when the
@@ -55,19 +54,13 @@ type InConn interface {
 	Close() error
 }
 
-// Acceptance is an accepted incoming connection, bound to its receive port.
+// Acceptance is an accepted incoming connection, bound to its receive port. The
+// transport hands the connection over with exactly one of Serve, ServeDirect or Inbox,
+// which fixes how its messages reach the port (delivery.go); or drops it with Abort.
 type Acceptance struct {
 	port *ReceivePort
 	conn InConn
 	ic   *inConn
-}
-
-// Serve reads messages from r (the connection's buffered byte stream) and delivers them
-// to the receive port until the connection ends or the port closes; then it closes the
-// connection. The transport calls it on a goroutine of its own (for blocking
-// transports: the connection's goroutine).
-func (a *Acceptance) Serve(r io.Reader) {
-	a.port.serveConn(a.ic, r)
 }
 
 // Abort drops an accepted connection whose reply could not be delivered.

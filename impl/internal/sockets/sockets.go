@@ -4,6 +4,7 @@
 package sockets
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -247,12 +248,21 @@ func (o BlockingOut) WritePacket(bufs net.Buffers) error {
 // Close closes the socket.
 func (o BlockingOut) Close() error { return o.C.Close() }
 
-// BlockingIn is the handle of an incoming connection a goroutine reads: a direct
-// Receive may set read deadlines on it.
+// BlockingIn is the handle of an incoming connection a goroutine reads.
 type BlockingIn struct{ C net.Conn }
 
 // Close closes the socket, ending any read.
 func (i BlockingIn) Close() error { return i.C.Close() }
 
-// SetReadDeadline lets a direct Receive on a one-to-one port honour its context.
-func (i BlockingIn) SetReadDeadline(d time.Time) error { return i.C.SetReadDeadline(d) }
+// Stream is an incoming connection read through its buffer: the core.DirectStream
+// that blocking transports hand to Acceptance.ServeDirect, so that a Receive on a
+// one-to-one port reads the socket itself and a cancelled one leaves the stream whole.
+type Stream struct {
+	*bufio.Reader // Read and Peek
+	C             net.Conn
+}
+
+var _ core.DirectStream = Stream{}
+
+// SetReadDeadline cuts a Receive's wait short when its context ends.
+func (s Stream) SetReadDeadline(d time.Time) error { return s.C.SetReadDeadline(d) }

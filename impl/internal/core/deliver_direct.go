@@ -14,35 +14,27 @@ import (
 	"github.com/ibisgo/ibis/serialization"
 )
 
-// Direct receive: on a one-to-one port with explicit receipt only, Receive reads the
-// connection on the caller's goroutine, as the blocking flavour of NioIbis does, instead
-// of taking a message from the connection's reader goroutine. That saves a goroutine
+// directDelivery is the delivery of a connection that Receive reads itself
+// (Acceptance.ServeDirect): on a one-to-one port with explicit receipt only, Receive
+// reads the connection on the caller's goroutine, as the blocking flavour of NioIbis
+// does, instead of taking a message from a reader goroutine. That saves a goroutine
 // hand-off (and on a busy machine a wake-up of another thread) per message, which is
-// most of the latency Ibis adds to a raw socket. It needs a transport whose stream can
-// be peeked without consuming (a *bufio.Reader) and whose connection takes read
-// deadlines, so that a cancelled Receive leaves the stream intact.
-
-// peeker is a buffered stream that can look ahead without consuming.
-type peeker interface {
-	Peek(n int) ([]byte, error)
+// most of the latency Ibis adds to a raw socket. The transport's stream must be
+// peekable and take read deadlines (DirectStream), so that a cancelled Receive leaves
+// it intact. The transport's goroutine parks in serve until the connection ends.
+type directDelivery struct {
+	ic     *inConn
+	stream DirectStream
+	ended  chan struct{} // closed once the connection is retired
+	once   sync.Once
+	died   atomic.Pointer[error] // the registry reported the sender's instance dead
 }
 
-// deadliner is a connection whose reads can be cut short.
-type deadliner interface {
-	SetReadDeadline(t time.Time) error
-}
+var _ delivery = (*directDelivery)(nil)
 
 // errConnEnded tells Receive that the direct connection ended and it should wait for
 // another sender.
 var errConnEnded = errors.New("core: direct connection ended")
-
-type directState struct {
-	peek  peeker
-	dl    deadliner
-	ended chan struct{}
-	once  sync.Once
-	died  atomic.Pointer[error] // the registry reported the sender's instance dead
-}
 
 // directCapable reports whether the port's type allows direct receipt.
 func (p *ReceivePort) directCapable() bool {
@@ -50,45 +42,70 @@ func (p *ReceivePort) directCapable() bool {
 		!p.pt.HasAny(ipl.ReceivePoll, ipl.ReceiveAutoUpcalls, ipl.ReceivePollUpcalls)
 }
 
-// serveDirect parks the transport's goroutine while Receive reads the connection.
-func (p *ReceivePort) serveDirect(ic *inConn, pk peeker, dl deadliner) {
-	ic.direct = &directState{peek: pk, dl: dl, ended: make(chan struct{})}
+// serve makes the connection the port's direct connection and parks the transport's
+// goroutine until it ends (or the port closes); then it closes the connection.
+func (d *directDelivery) serve(s DirectStream) {
+	ic, p := d.ic, d.ic.port
+	defer ic.c.Close()
+	ic.readFrom(s)
 	p.mu.Lock()
-	p.directConn = ic
+	p.directConn = d
 	p.mu.Unlock()
 	if cause := p.in.deadCause(ic.from.Ibis); cause != nil {
 		// Reported dead between the handshake and now: directPeerDied missed it.
-		ic.direct.died.Store(&cause)
+		d.died.Store(&cause)
 		p.checkDied()
 	}
 	wake.Poke(p.connArrived)
 	select {
-	case <-ic.direct.ended:
+	case <-d.ended:
 	case <-p.closed:
 		p.connEnded(ic, nil)
 	}
 }
 
-// directEnded retires the direct connection after a read error or a clean close.
-func (p *ReceivePort) directEnded(ic *inConn, err error) {
-	ic.direct.once.Do(func() {
+// retire takes the direct connection out of the port after a read error or a clean
+// close.
+func (d *directDelivery) retire(err error) {
+	d.once.Do(func() {
+		p := d.ic.port
 		p.mu.Lock()
-		if p.directConn == ic {
+		if p.directConn == d {
 			p.directConn = nil
 		}
 		p.mu.Unlock()
-		p.connEnded(ic, err)
-		close(ic.direct.ended)
+		p.connEnded(d.ic, err)
+		close(d.ended)
 	})
 }
+
+// finished retires the connection when m broke its stream, and otherwise, when its
+// sender was reported dead, looks whether the sender's end is next (the caller holds
+// the token, as probe needs).
+func (d *directDelivery) finished(m *readMessage) {
+	if m.fatal != nil {
+		d.retire(m.fatal)
+		_ = d.ic.c.Close()
+		return
+	}
+	if cause := d.died.Load(); cause != nil {
+		d.probe(*cause)
+	}
+}
+
+// waiting reports the wait of the Receive reading the connection, if any.
+func (d *directDelivery) waiting() (waiting, mid bool) { return d.ic.watchWaiting() }
+
+// cut needs nothing more: closing the connection ends the Receive's read.
+func (d *directDelivery) cut(error) {}
 
 // receiveDirect is Receive for direct-capable ports; the caller holds the token.
 func (p *ReceivePort) receiveDirect(ctx context.Context) (*readMessage, error) {
 	for {
 		p.mu.Lock()
-		ic := p.directConn
+		d := p.directConn
 		p.mu.Unlock()
-		if ic == nil {
+		if d == nil {
 			if m := p.takePush(); m != nil {
 				return m, nil
 			}
@@ -110,7 +127,7 @@ func (p *ReceivePort) receiveDirect(ctx context.Context) (*readMessage, error) {
 				return nil, fmt.Errorf("%s: %w", p.what("receive"), ipl.ErrClosed)
 			}
 		}
-		m, err := p.readDirect(ctx, ic)
+		m, err := d.next(ctx)
 		if errors.Is(err, errConnEnded) {
 			continue
 		}
@@ -118,25 +135,27 @@ func (p *ReceivePort) receiveDirect(ctx context.Context) (*readMessage, error) {
 	}
 }
 
-func (p *ReceivePort) readDirect(ctx context.Context, ic *inConn) (*readMessage, error) {
-	d := ic.direct
+// next starts the connection's next message on the caller's goroutine, waiting for
+// it until ctx ends; errConnEnded when the connection ended instead.
+func (d *directDelivery) next(ctx context.Context) (*readMessage, error) {
+	ic, p := d.ic, d.ic.port
 	var err error
 	// Waiting for the next header is an idle connection's wait: only a sender declared
 	// dead is cut there (stall.go).
 	ic.watch.state.Store(waitStart)
 	defer ic.watch.state.Store(waitNone)
 	if ctx.Done() == nil {
-		_, err = d.peek.Peek(serialization.HeaderSize)
+		_, err = d.stream.Peek(serialization.HeaderSize)
 	} else {
 		fired := make(chan struct{})
 		stop := context.AfterFunc(ctx, func() {
-			_ = d.dl.SetReadDeadline(time.Now())
+			_ = d.stream.SetReadDeadline(time.Now())
 			close(fired)
 		})
-		_, err = d.peek.Peek(serialization.HeaderSize)
+		_, err = d.stream.Peek(serialization.HeaderSize)
 		if !stop() {
 			<-fired
-			_ = d.dl.SetReadDeadline(time.Time{})
+			_ = d.stream.SetReadDeadline(time.Time{})
 			if ctx.Err() != nil && (err == nil || errors.Is(err, os.ErrDeadlineExceeded)) {
 				// Peek consumed nothing: the stream is intact for the next Receive.
 				return nil, ctxError(ctx, p.what("receive"))
@@ -154,13 +173,13 @@ func (p *ReceivePort) readDirect(ctx context.Context, ic *inConn) (*readMessage,
 		if p.isClosed() {
 			return nil, fmt.Errorf("%s: %w", p.what("receive"), ipl.ErrClosed)
 		}
-		p.directEnded(ic, err)
+		d.retire(err)
 		return nil, errConnEnded
 	}
-	m := &readMessage{port: p, ic: ic, seq: -1}
+	m := &readMessage{port: p, ic: ic, via: d, seq: -1}
 	if p.numbered {
 		if m.seq, err = ic.rd.ReadInt64(); err != nil {
-			p.directEnded(ic, err)
+			d.retire(err)
 			return nil, errConnEnded
 		}
 	}
@@ -191,43 +210,42 @@ func (p *ReceivePort) probeDirect() (decided bool) {
 	}
 	defer p.token.release()
 	p.mu.Lock()
-	ic := p.directConn
+	d := p.directConn
 	p.mu.Unlock()
-	if ic == nil {
+	if d == nil {
 		return true
 	}
 	var died error
-	if cause := ic.direct.died.Load(); cause != nil {
+	if cause := d.died.Load(); cause != nil {
 		died = *cause
 	}
-	p.probeConn(ic, died)
+	d.probe(died)
 	return true
 }
 
-// probeConn looks at what the direct connection ic holds, without consuming a
-// message, and retires it when it has ended: the sender's goodbye, the end of the
-// stream or a read error is next. A message waiting, or nothing within probeWait
-// (diedProbeWait for a dead sender), leaves it alone: the sender is alive, or (dead)
-// its end has not arrived yet, or what it sent before it died is still to be
-// received. died, when the registry reported the sender's instance dead, is the cause
-// the retirement reports. The caller holds the token.
-func (p *ReceivePort) probeConn(ic *inConn, died error) {
-	d := ic.direct
+// probe looks at what the connection holds, without consuming a message, and retires
+// it when it has ended: the sender's goodbye, the end of the stream or a read error is
+// next. A message waiting, or nothing within probeWait (diedProbeWait for a dead
+// sender), leaves it alone: the sender is alive, or (dead) its end has not arrived
+// yet, or what it sent before it died is still to be received. died, when the
+// registry reported the sender's instance dead, is the cause the retirement reports.
+// The caller holds the port's token.
+func (d *directDelivery) probe(died error) {
 	wait := probeWait
 	if died != nil {
 		wait = diedProbeWait
 	}
-	_ = d.dl.SetReadDeadline(time.Now().Add(wait))
-	hdr, err := d.peek.Peek(serialization.HeaderSize)
-	_ = d.dl.SetReadDeadline(time.Time{})
+	_ = d.stream.SetReadDeadline(time.Now().Add(wait))
+	hdr, err := d.stream.Peek(serialization.HeaderSize)
+	_ = d.stream.SetReadDeadline(time.Time{})
 	switch {
 	case err == nil && hdr[2]&serialization.FlagClose != 0:
-		p.directEnded(ic, ic.rd.Next()) // consumes the Close packet: a clean end
+		d.retire(d.ic.rd.Next()) // consumes the Close packet: a clean end
 	case err == nil, errors.Is(err, os.ErrDeadlineExceeded):
 	case died != nil:
-		p.directEnded(ic, died)
+		d.retire(died)
 	default:
-		p.directEnded(ic, err)
+		d.retire(err)
 	}
 }
 
@@ -239,12 +257,12 @@ func (p *ReceivePort) probeConn(ic *inConn, died error) {
 // ends without one), and a Receive in progress meets the end itself.
 func (p *ReceivePort) directPeerDied(id ipl.IbisIdentifier, cause error) {
 	p.mu.Lock()
-	ic := p.directConn
+	d := p.directConn
 	p.mu.Unlock()
-	if ic == nil || !sameIbis(ic.from.Ibis, id) {
+	if d == nil || !sameIbis(d.ic.from.Ibis, id) {
 		return
 	}
-	ic.direct.died.Store(&cause)
+	d.died.Store(&cause)
 	p.checkDied()
 }
 
@@ -258,28 +276,28 @@ func (p *ReceivePort) checkDied() {
 	}
 	defer p.token.release()
 	p.mu.Lock()
-	ic := p.directConn
+	d := p.directConn
 	p.mu.Unlock()
-	if ic == nil {
+	if d == nil {
 		return
 	}
-	if cause := ic.direct.died.Load(); cause != nil {
-		p.probeConn(ic, *cause)
+	if cause := d.died.Load(); cause != nil {
+		d.probe(*cause)
 	}
 }
 
-// awaitDirectEnd waits up to d for the port's direct connection to end.
-func (p *ReceivePort) awaitDirectEnd(d time.Duration) {
+// awaitDirectEnd waits up to wait for the port's direct connection to end.
+func (p *ReceivePort) awaitDirectEnd(wait time.Duration) {
 	p.mu.Lock()
-	ic := p.directConn
+	d := p.directConn
 	p.mu.Unlock()
-	if ic == nil {
+	if d == nil {
 		return
 	}
-	t := time.NewTimer(d)
+	t := time.NewTimer(wait)
 	defer t.Stop()
 	select {
-	case <-ic.direct.ended:
+	case <-d.ended:
 	case <-t.C:
 	case <-p.closed:
 	}
