@@ -26,32 +26,72 @@ func (c *Comm) gather(ctx context.Context, sendbuf, recvbuf any, root int) error
 		return err
 	}
 	p := c.Size()
-	if c.rank == root {
+	vr := (c.rank - root + p) % p
+	if vr == 0 {
 		if err := blocksFit(recvbuf, dt, p*cnt); err != nil {
 			return err
 		}
-	}
-	vr := (c.rank - root + p) % p
-	tmp := makeBuf(dt, subtree(vr, p)*cnt)
-	copyBuf(tmp, sendbuf)
-	have := 1
-	for mask := 1; mask < p; mask <<= 1 {
-		if vr&mask != 0 {
-			return c.csend(ctx, sliceBuf(tmp, 0, have*cnt), (vr-mask+root)%p, tagGather)
-		}
-		if child := vr | mask; child < p {
-			k := min(mask, p-child)
-			if err := c.crecv(ctx, sliceBuf(tmp, have*cnt, (have+k)*cnt), (child+root)%p, tagGather); err != nil {
+		// The root receives each child's blocks straight into recvbuf.
+		copyBuf(sliceBuf(recvbuf, root*cnt, (root+1)*cnt), sendbuf)
+		for mask := 1; mask < p; mask <<= 1 {
+			k := min(mask, p-mask)
+			if err := c.recvBlocks(ctx, recvbuf, dt, cnt, mask, k, root, tagGather); err != nil {
 				return err
 			}
-			have += k
+		}
+		return nil
+	}
+	n := subtree(vr, p)
+	parent := (vr - lowbit(vr) + root) % p
+	if n == 1 { // a leaf sends its own buffer
+		return c.csend(ctx, sendbuf, parent, tagGather)
+	}
+	tmp := makeBuf(dt, n*cnt)
+	copyBuf(tmp, sendbuf)
+	for mask := 1; mask < n; mask <<= 1 {
+		child := vr | mask
+		k := min(mask, p-child)
+		if err := c.crecv(ctx, sliceBuf(tmp, mask*cnt, (mask+k)*cnt), (child+root)%p, tagGather); err != nil {
+			return err
 		}
 	}
-	for i := range p { // relative order back to rank order
-		r := (i + root) % p
-		copyBuf(sliceBuf(recvbuf, r*cnt, (r+1)*cnt), sliceBuf(tmp, i*cnt, (i+1)*cnt))
+	return c.csend(ctx, tmp, parent, tagGather)
+}
+
+// recvBlocks receives, at the root, the k blocks of the subtree of relative rank vr
+// (ranks vr+root .. vr+root+k-1, modulo p) from that child into their places in buf:
+// directly when they do not wrap around the end of buf, else through a buffer of their
+// own.
+func (c *Comm) recvBlocks(ctx context.Context, buf any, dt Datatype, cnt, vr, k, root, tag int) error {
+	p := c.Size()
+	lo := (vr + root) % p
+	if lo+k <= p {
+		return c.crecv(ctx, sliceBuf(buf, lo*cnt, (lo+k)*cnt), lo, tag)
 	}
+	tmp := makeBuf(dt, k*cnt)
+	if err := c.crecv(ctx, tmp, lo, tag); err != nil {
+		return err
+	}
+	head := p - lo // blocks up to the end of buf; the rest wraps to its start
+	copyBuf(sliceBuf(buf, lo*cnt, p*cnt), sliceBuf(tmp, 0, head*cnt))
+	copyBuf(sliceBuf(buf, 0, (k-head)*cnt), sliceBuf(tmp, head*cnt, k*cnt))
 	return nil
+}
+
+// sendBlocks sends, from the root, the k blocks of the subtree of relative rank vr to
+// that child: straight from buf when they do not wrap around its end, else gathered
+// into a buffer of their own.
+func (c *Comm) sendBlocks(ctx context.Context, buf any, dt Datatype, cnt, vr, k, root, tag int) error {
+	p := c.Size()
+	lo := (vr + root) % p
+	if lo+k <= p {
+		return c.csend(ctx, sliceBuf(buf, lo*cnt, (lo+k)*cnt), lo, tag)
+	}
+	tmp := makeBuf(dt, k*cnt)
+	head := p - lo
+	copyBuf(sliceBuf(tmp, 0, head*cnt), sliceBuf(buf, lo*cnt, p*cnt))
+	copyBuf(sliceBuf(tmp, head*cnt, k*cnt), sliceBuf(buf, 0, (k-head)*cnt))
+	return c.csend(ctx, tmp, lo, tag)
 }
 
 // Scatter hands root's sendbuf out in blocks of len(recvbuf) elements, block r to rank
@@ -75,23 +115,30 @@ func (c *Comm) scatter(ctx context.Context, sendbuf, recvbuf any, root int) erro
 	}
 	p := c.Size()
 	vr := (c.rank - root + p) % p
-	tmp := makeBuf(dt, subtree(vr, p)*cnt)
-	mask := topMask(p) << 1
 	if vr == 0 {
 		if err := blocksFit(sendbuf, dt, p*cnt); err != nil {
 			return err
 		}
-		for i := range p {
-			r := (i + root) % p
-			copyBuf(sliceBuf(tmp, i*cnt, (i+1)*cnt), sliceBuf(sendbuf, r*cnt, (r+1)*cnt))
+		// The root sends each child its blocks straight from sendbuf, farthest first.
+		for mask := topMask(p); mask > 0; mask >>= 1 {
+			k := min(mask, p-mask)
+			if err := c.sendBlocks(ctx, sendbuf, dt, cnt, mask, k, root, tagScatter); err != nil {
+				return err
+			}
 		}
-	} else {
-		mask = lowbit(vr)
-		if err := c.crecv(ctx, tmp, (vr-mask+root)%p, tagScatter); err != nil {
-			return err
-		}
+		copyBuf(recvbuf, sliceBuf(sendbuf, root*cnt, (root+1)*cnt))
+		return nil
 	}
-	for mask >>= 1; mask > 0; mask >>= 1 {
+	n := subtree(vr, p)
+	parent := (vr - lowbit(vr) + root) % p
+	if n == 1 { // a leaf receives its block in place
+		return c.crecv(ctx, recvbuf, parent, tagScatter)
+	}
+	tmp := makeBuf(dt, n*cnt)
+	if err := c.crecv(ctx, tmp, parent, tagScatter); err != nil {
+		return err
+	}
+	for mask := topMask(n); mask > 0; mask >>= 1 {
 		if child := vr + mask; child < p {
 			k := min(mask, p-child)
 			if err := c.csend(ctx, sliceBuf(tmp, mask*cnt, (mask+k)*cnt), (child+root)%p, tagScatter); err != nil {
