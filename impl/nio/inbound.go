@@ -103,12 +103,7 @@ var inStateNames = [...]string{inHandshake: "handshake", inEnrolling: "enrolling
 	inResumeEarly: "resume-early", inPaused: "paused", inEnded: "ended", inShut: "shut"}
 
 // String names the state for logs and test failures.
-func (s inState) String() string {
-	if int(s) < len(inStateNames) {
-		return inStateNames[s]
-	}
-	return fmt.Sprintf("inState(%d)", uint8(s))
-}
+func (s inState) String() string { return stateName(inStateNames[:], s, "inState") }
 
 // canBecome reports whether the table at inState has a move from s to next.
 func (s inState) canBecome(next inState) bool {
@@ -132,13 +127,7 @@ func (s inState) canBecome(next inState) bool {
 
 // to moves the connection to next if the diagram allows it and reports whether it
 // did; ib.mu is held.
-func (ib *inbound) to(next inState) bool {
-	if !ib.state.canBecome(next) {
-		return false
-	}
-	ib.state = next
-	return true
-}
+func (ib *inbound) to(next inState) bool { return move(&ib.state, next) }
 
 var _ core.InConn = (*inbound)(nil)
 

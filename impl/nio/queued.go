@@ -100,12 +100,7 @@ const (
 var outStateNames = [...]string{outEnrolling: "enrolling", outOpen: "open", outEnded: "ended", outReleased: "released"}
 
 // String names the state for logs and test failures.
-func (s outState) String() string {
-	if int(s) < len(outStateNames) {
-		return outStateNames[s]
-	}
-	return fmt.Sprintf("outState(%d)", uint8(s))
-}
+func (s outState) String() string { return stateName(outStateNames[:], s, "outState") }
 
 // canBecome reports whether the diagram at outState has an arrow from s to next.
 func (s outState) canBecome(next outState) bool {
@@ -122,13 +117,7 @@ func (s outState) canBecome(next outState) bool {
 
 // to moves the connection to next if the diagram allows it and reports whether it
 // did; o.mu is held.
-func (o *queuedOut) to(next outState) bool {
-	if !o.state.canBecome(next) {
-		return false
-	}
-	o.state = next
-	return true
-}
+func (o *queuedOut) to(next outState) bool { return move(&o.state, next) }
 
 // registered reports whether gnet holds the connection: OnOpen has run, OnClose not
 // yet. o.mu is held.
@@ -155,12 +144,7 @@ const (
 var flushStateNames = [...]string{flushIdle: "idle", flushPending: "pending", flushWriting: "writing"}
 
 // String names the flush's state for logs and test failures.
-func (f flushState) String() string {
-	if int(f) < len(flushStateNames) {
-		return flushStateNames[f]
-	}
-	return fmt.Sprintf("flushState(%d)", uint8(f))
-}
+func (f flushState) String() string { return stateName(flushStateNames[:], f, "flushState") }
 
 var (
 	_ core.OutConn = (*queuedOut)(nil)
