@@ -97,9 +97,32 @@ type Engine struct {
 	poll      *C.mp_poll_t
 	stopping  bool
 	deadline  time.Time
-	barrier   int // 0 not posted, 1 posted, 2 done
+	barrier   barrierState
 	done      []int
 	callbacks []func(error)
+}
+
+// barrierState is where the stop sequence's final MPI_Ibarrier is (stopStep):
+// barrierUnposted --(no sends left)--> barrierPosted --(it completed)--> barrierDone.
+type barrierState uint8
+
+const (
+	barrierUnposted barrierState = iota // outstanding sends come first
+	barrierPosted                       // posted, waiting for every rank to post it
+	barrierDone                         // every rank posted it: receive what is left, then finalise
+)
+
+// String names the barrier's state for the log of a stop that timed out.
+func (b barrierState) String() string {
+	switch b {
+	case barrierUnposted:
+		return "unposted"
+	case barrierPosted:
+		return "posted"
+	case barrierDone:
+		return "done"
+	}
+	return fmt.Sprintf("barrierState(%d)", uint8(b))
 }
 
 type request struct {
