@@ -30,6 +30,9 @@ type outStream struct {
 	reply   chan replyMsg
 	replied bool // the handshake reply came (engine goroutine); later messages are credit
 
+	// mu guards what follows. Lock order: mu is a leaf. The engine goroutine takes it
+	// (gone, gotCredit), and no one holds it while waiting for the engine or calling
+	// core (lost runs on a goroutine of its own).
 	mu       sync.Mutex
 	lostErr  error
 	closed   bool

@@ -58,6 +58,9 @@ type transport struct {
 	acc   core.Acceptor
 	slots chan struct{}
 
+	// mu guards the sets of live streams and the closing. Lock order: mu is a leaf,
+	// never held while waiting for the engine or a stream (Close collects the streams
+	// under it and closes them after); the engine goroutine takes it in spawn.
 	mu      sync.Mutex
 	closed  bool
 	closing chan struct{}

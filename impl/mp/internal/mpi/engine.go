@@ -75,6 +75,10 @@ type Engine struct {
 	world    World
 	procs    int // GOMAXPROCS before Start added the engine's P
 
+	// mu guards the queue of closures and the stop flags. Lock order: mu is a leaf,
+	// held only to queue or take closures, never while one runs; mu and singletonMu
+	// never nest (Start holds singletonMu while MPI initialises on the engine
+	// goroutine, which never takes singletonMu).
 	mu      sync.Mutex
 	queue   []func(*Loop)
 	spare   []func(*Loop)
