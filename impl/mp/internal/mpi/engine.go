@@ -116,15 +116,12 @@ const (
 	barrierDone                         // every rank posted it: receive what is left, then finalise
 )
 
+var barrierNames = [...]string{barrierUnposted: "unposted", barrierPosted: "posted", barrierDone: "done"}
+
 // String names the barrier's state for the log of a stop that timed out.
 func (b barrierState) String() string {
-	switch b {
-	case barrierUnposted:
-		return "unposted"
-	case barrierPosted:
-		return "posted"
-	case barrierDone:
-		return "done"
+	if int(b) < len(barrierNames) {
+		return barrierNames[b]
 	}
 	return fmt.Sprintf("barrierState(%d)", uint8(b))
 }
