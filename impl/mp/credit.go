@@ -62,89 +62,89 @@ var errDropping = errors.New("mp: the acceptor dropped the connection")
 // acquire takes n bytes of credit, waiting while the acceptor's reader is behind. It
 // ends when the credit comes, the connection or the transport closes, or the acceptor
 // drops the connection (errDropping).
-func (oc *outConn) acquire(n int) error {
+func (out *outStream) acquire(n int) error {
 	if n == 0 {
 		return nil
 	}
 	for {
-		oc.mu.Lock()
+		out.mu.Lock()
 		switch {
-		case oc.closed:
-			oc.mu.Unlock()
-			return fmt.Errorf("mp: writing to rank %d: %w", oc.peer, net.ErrClosed)
-		case oc.lostErr != nil:
-			oc.mu.Unlock()
+		case out.closed:
+			out.mu.Unlock()
+			return fmt.Errorf("mp: writing to rank %d: %w", out.peer, net.ErrClosed)
+		case out.lostErr != nil:
+			out.mu.Unlock()
 			return errDropping
-		case oc.credit >= n:
-			oc.credit -= n
-			oc.mu.Unlock()
+		case out.credit >= n:
+			out.credit -= n
+			out.mu.Unlock()
 			return nil
 		}
-		oc.mu.Unlock()
+		out.mu.Unlock()
 		creditWaiters.Add(1)
 		select {
-		case <-oc.creditCh:
-		case <-oc.closedCh:
-		case <-oc.t.closing:
+		case <-out.creditCh:
+		case <-out.closedCh:
+		case <-out.t.closing:
 			creditWaiters.Add(-1)
-			return fmt.Errorf("mp: writing to rank %d: %w", oc.peer, ipl.ErrClosed)
+			return fmt.Errorf("mp: writing to rank %d: %w", out.peer, ipl.ErrClosed)
 		}
 		creditWaiters.Add(-1)
 	}
 }
 
 // tryAcquire takes n bytes of credit if they are there, without waiting.
-func (oc *outConn) tryAcquire(n int) bool {
-	oc.mu.Lock()
-	defer oc.mu.Unlock()
-	if oc.closed || oc.lostErr != nil || oc.credit < n {
+func (out *outStream) tryAcquire(n int) bool {
+	out.mu.Lock()
+	defer out.mu.Unlock()
+	if out.closed || out.lostErr != nil || out.credit < n {
 		return false
 	}
-	oc.credit -= n
+	out.credit -= n
 	return true
 }
 
 // refund gives back credit taken for messages that were never started.
-func (oc *outConn) refund(n int) {
+func (out *outStream) refund(n int) {
 	if n > 0 {
-		oc.addCredit(n)
+		out.addCredit(n)
 	}
 }
 
 // addCredit adds n bytes of credit and wakes a writer waiting for it.
-func (oc *outConn) addCredit(n int) {
-	oc.mu.Lock()
-	oc.credit += n
-	oc.mu.Unlock()
-	oc.kick()
+func (out *outStream) addCredit(n int) {
+	out.mu.Lock()
+	out.credit += n
+	out.mu.Unlock()
+	out.kick()
 }
 
 // kick wakes a writer waiting in acquire, to look again. One wake-up is kept, which is
 // enough: core never writes to one connection from two goroutines at once.
-func (oc *outConn) kick() {
-	wake.Poke(oc.creditCh)
+func (out *outStream) kick() {
+	wake.Poke(out.creditCh)
 }
 
 // gotCredit takes a credit message from the acceptor (engine goroutine).
-func (oc *outConn) gotCredit(buf []byte) {
+func (out *outStream) gotCredit(buf []byte) {
 	if len(buf) != creditMsgSize {
-		oc.t.log.Warn("ignoring a malformed credit message", zap.Int("from", oc.peer), zap.Int("bytes", len(buf)))
+		out.t.log.Warn("ignoring a malformed credit message", zap.Int("from", out.peer), zap.Int("bytes", len(buf)))
 		return
 	}
 	n := binary.BigEndian.Uint64(buf)
 	if n == 0 || n > creditWindow {
-		oc.t.log.Warn("ignoring a credit message out of range", zap.Int("from", oc.peer), zap.Uint64("credit", n))
+		out.t.log.Warn("ignoring a credit message out of range", zap.Int("from", out.peer), zap.Uint64("credit", n))
 		return
 	}
-	oc.mu.Lock()
-	oc.credit += int(n)
-	if oc.credit > creditWindow {
+	out.mu.Lock()
+	out.credit += int(n)
+	if out.credit > creditWindow {
 		// More than was ever spent: a confused peer. Never more than the window.
-		oc.t.log.Warn("credit beyond the window", zap.Int("from", oc.peer), zap.Int("credit", oc.credit))
-		oc.credit = creditWindow
+		out.t.log.Warn("credit beyond the window", zap.Int("from", out.peer), zap.Int("credit", out.credit))
+		out.credit = creditWindow
 	}
-	oc.mu.Unlock()
-	oc.kick()
+	out.mu.Unlock()
+	out.kick()
 }
 
 // consumed records that the reader has used up a chunk that cost its dialler n bytes

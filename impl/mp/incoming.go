@@ -73,32 +73,32 @@ func (t *transport) incoming(l *mpi.Loop, m mpi.Message) {
 // handshake reply, then credit (credit.go), or the news (an empty message) that the
 // acceptor dropped the connection.
 func (t *transport) fromAcceptor(l *mpi.Loop, m mpi.Message, key uint64) {
-	oc := t.outByKey[key]
-	if oc == nil {
+	out := t.outByKey[key]
+	if out == nil {
 		l.Discard(m)
 		return
 	}
 	if m.Size == 0 {
 		l.Recv(m, nil, nil)
 		delete(t.outByKey, key)
-		oc.gone(fmt.Errorf("%w: rank %d closed the connection", ipl.ErrConnectionLost, oc.peer))
+		out.gone(fmt.Errorf("%w: rank %d closed the connection", ipl.ErrConnectionLost, out.peer))
 		return
 	}
 	buf := make([]byte, m.Size)
-	if oc.replied {
+	if out.replied {
 		l.Recv(m, buf, func(err error) {
 			if err != nil {
 				t.log.Warn("receiving credit", zap.Int("from", m.Src), zap.Error(err))
 				return
 			}
-			oc.gotCredit(buf)
+			out.gotCredit(buf)
 		})
 		return
 	}
-	oc.replied = true
+	out.replied = true
 	l.Recv(m, buf, func(err error) {
 		select {
-		case oc.reply <- replyMsg{buf, err}:
+		case out.reply <- replyMsg{buf, err}:
 		default:
 		}
 	})

@@ -28,6 +28,9 @@ type inStream struct {
 	c   uint32
 	key uint64
 
+	// mu guards what follows and the chunks' states. Lock order: mu is a leaf. The
+	// engine goroutine takes it (push, filled, pushEOF), and no one holds it while
+	// waiting for the engine: recvInto, giveCredit and streamClosed run without it.
 	mu       sync.Mutex
 	q        []*chunk
 	off      int  // read offset into q[0]
@@ -39,6 +42,15 @@ type inStream struct {
 	unreturned int
 }
 
+// chunkState is where one MPI message of a stream is, under the stream's mu:
+//
+//	chunkPending  --received-------> chunkReady | chunkFailed   (a small message, received at once)
+//	chunkDeferred --a reader takes--> chunkTaken --received--> chunkReady | chunkFailed
+//
+// A large message starts deferred: it stays in MPI until a read receives it. A read
+// that holds it receives it straight into the reader's memory and pops the chunk
+// while it is still taken; a smaller read or a Peek makes it ready in a buffer of its
+// own (materialize). Close drops the queue whatever the chunks' states.
 type chunkState uint8
 
 const (

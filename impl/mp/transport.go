@@ -58,16 +58,19 @@ type transport struct {
 	acc   core.Acceptor
 	slots chan struct{}
 
+	// mu guards the sets of live streams and the closing. Lock order: mu is a leaf,
+	// never held while waiting for the engine or a stream (Close collects the streams
+	// under it and closes them after); the engine goroutine takes it in spawn.
 	mu      sync.Mutex
 	closed  bool
 	closing chan struct{}
 	ins     map[*inStream]struct{}
-	outs    map[*outConn]struct{}
+	outs    map[*outStream]struct{}
 	wg      sync.WaitGroup
 
 	// Owned by the engine goroutine.
 	inByKey   map[uint64]*inStream
-	outByKey  map[uint64]*outConn
+	outByKey  map[uint64]*outStream
 	cancelled map[uint64]struct{}
 	nextConn  uint32
 }
@@ -89,9 +92,9 @@ func newTransport(eng *mpi.Engine, log *zap.Logger, embedded *registry.Server, o
 		slots:     make(chan struct{}, asyncSends),
 		closing:   make(chan struct{}),
 		ins:       map[*inStream]struct{}{},
-		outs:      map[*outConn]struct{}{},
+		outs:      map[*outStream]struct{}{},
 		inByKey:   map[uint64]*inStream{},
-		outByKey:  map[uint64]*outConn{},
+		outByKey:  map[uint64]*outStream{},
 		cancelled: map[uint64]struct{}{},
 	}
 }
@@ -130,7 +133,7 @@ func (t *transport) spawn(f func()) bool {
 	return true
 }
 
-func (t *transport) track(s *inStream, oc *outConn) bool {
+func (t *transport) track(s *inStream, out *outStream) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.closed {
@@ -139,19 +142,19 @@ func (t *transport) track(s *inStream, oc *outConn) bool {
 	if s != nil {
 		t.ins[s] = struct{}{}
 	}
-	if oc != nil {
-		t.outs[oc] = struct{}{}
+	if out != nil {
+		t.outs[out] = struct{}{}
 	}
 	return true
 }
 
-func (t *transport) untrack(s *inStream, oc *outConn) {
+func (t *transport) untrack(s *inStream, out *outStream) {
 	t.mu.Lock()
 	if s != nil {
 		delete(t.ins, s)
 	}
-	if oc != nil {
-		delete(t.outs, oc)
+	if out != nil {
+		delete(t.outs, out)
 	}
 	t.mu.Unlock()
 }
@@ -216,13 +219,13 @@ func (t *transport) Close() error {
 	for s := range t.ins {
 		ins = append(ins, s)
 	}
-	outs := make([]*outConn, 0, len(t.outs))
-	for oc := range t.outs {
-		outs = append(outs, oc)
+	outs := make([]*outStream, 0, len(t.outs))
+	for out := range t.outs {
+		outs = append(outs, out)
 	}
 	t.mu.Unlock()
-	for _, oc := range outs {
-		_ = oc.Close()
+	for _, out := range outs {
+		_ = out.Close()
 	}
 	for _, s := range ins {
 		_ = s.Close()

@@ -24,7 +24,7 @@ import (
 // The sender writes through its own duplicate of the socket's descriptor, wfd, and
 // holds o.mu for the write (which never blocks: the socket is non-blocking). The event
 // loop may close its descriptor at any time (the peer went away), but the socket stays
-// open under wfd until fail, which takes o.mu and so waits for a write in progress,
+// open under wfd until the end (queuedOut.end), which takes o.mu and so waits for a write in progress,
 // closes wfd. Without the duplicate a write could land in whatever socket reused the
 // descriptor's number after the loop's close.
 
@@ -53,7 +53,7 @@ func dupFD(c net.Conn) int {
 // directOK reports whether the caller may write now: nothing queued, no flush running,
 // the connection alive and a descriptor to write to. o.mu is held.
 func (o *queuedOut) directOK() bool {
-	return o.err == nil && o.wfd >= 0 && len(o.q) == 0 && !o.flushing
+	return o.state == outOpen && o.wfd >= 0 && len(o.q) == 0 && o.flushing == flushIdle
 }
 
 // writeDirect writes b to wfd until the socket is full or everything is written and

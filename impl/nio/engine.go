@@ -31,6 +31,8 @@ type engine struct {
 	name string
 	cli  *gnet.Client
 
+	// mu guards stopped and the additions to busy. Lock order: inbound.enrolMu before
+	// mu; mu is a leaf, released before EnrollContext waits for the event loop.
 	mu      sync.Mutex
 	stopped bool
 	busy    sync.WaitGroup // enrolments under way; Stop waits for them

@@ -24,21 +24,110 @@ import (
 // of the socket and lets gnet drop the connection: the kernel then stops taking data,
 // and TCP holds the sender back. Once the reader has drained the inbox, the duplicate
 // is handed to the event loop again.
+//
+// Its life is an inState (see there), changed only through to.
+//
+// Lock order: enrolMu before mu. Only enrolMu is held while waiting for the event loop
+// (around gnet's EnrollContext, which waits for OnOpen; opened takes mu, never
+// enrolMu). mu is held around gnet's Close, which only queues the close on the loop.
+// core's inbox is called without mu (Push, End), and under enrolMu only for the End of
+// a failed enrolment: the inbox calls resume without its own locks held, so this
+// cannot cycle.
 type inbound struct {
 	box *core.Inbox
 	eng *engine
 
 	enrolMu sync.Mutex // one enrolment at a time: each checks that its own registration happened
 
-	mu       sync.Mutex
-	nc       net.Conn               // the socket while the handshake runs
-	gc       gnet.Conn              // the event loop's connection, while it has one
-	reg      bool                   // gnet registered the latest enrolment (OnOpen ran)
-	paused   map[gnet.Conn]struct{} // connections dropped for a pause: their close is no end
-	fd       int                    // the duplicate socket kept during a pause, -1 when none
-	resumeOK bool                   // the reader asked to resume before the pause took effect
-	shut     bool                   // the port closed the connection
+	mu    sync.Mutex
+	state inState
+	nc    net.Conn  // the socket while the handshake runs (gnet closes it when it takes it over)
+	gc    gnet.Conn // the event loop's connection, while it has one
+	fd    int       // the duplicate socket kept while inPaused, -1 otherwise
+	// registered says gnet registered the enrolment under way (its OnOpen ran):
+	// engine.enroll looks at it once EnrollContext returns. It belongs to that
+	// enrolment (enrolMu), not to the state: by the time enroll looks, the connection
+	// may have been paused, resumed or closed.
+	registered bool
+	// paused holds the event loop's connections of earlier enrolments dropped for a
+	// pause whose OnClose has not run yet: their close is no end. They are apart from
+	// the state because the connection moves on (resumes, enrols again) before gnet
+	// reports them closed.
+	paused map[gnet.Conn]struct{}
 }
+
+// inState is where an incoming queued connection is in its life. Its moves, each with
+// the event that makes it:
+//
+//	inHandshake   --enroll---------------> inEnrolling
+//	inEnrolling   --opened (OnOpen)------> inReading
+//	inEnrolling   --enrolment failed-----> inEnded (also a resumed socket net.FileConn refused)
+//	inReading     --pause (inbox full)---> inPaused
+//	inReading     --resume---------------> inResumeEarly
+//	inResumeEarly --pause----------------> inReading (the pause is cancelled)
+//	inReading     --closed (OnClose)-----> inEnded
+//	inResumeEarly --closed (OnClose)-----> inEnded
+//	inPaused      --resume---------------> inEnrolling
+//	any but inShut --Close---------------> inShut
+//
+// A pause and a resume alternate (the inbox asks for one resume per full Push), so a
+// connection goes round reading, paused, enrolling, reading; or, when the reader is
+// quicker than the event loop, round reading, resume-early, reading.
+//
+// States:
+//
+//   - inHandshake: nc is served by the handshake's goroutine.
+//   - inEnrolling: a socket is being handed to gnet, the first time or after a
+//     pause; its OnOpen has not run.
+//   - inReading: gnet serves gc and pushes what comes into the inbox.
+//   - inResumeEarly: reading, and the reader drained the inbox before the pause its
+//     last Push asked for took effect: that pause is cancelled.
+//   - inPaused: gnet's connection was dropped; fd keeps the socket.
+//   - inEnded: the connection ended on its own (the peer closed, an error, a failed
+//     enrolment or resumption): the inbox has its End. Nothing leaves it but Close.
+//   - inShut: the port closed the connection. Nothing leaves this state; events that
+//     come late only release what they hold.
+type inState uint8
+
+const (
+	inHandshake inState = iota
+	inEnrolling
+	inReading
+	inResumeEarly
+	inPaused
+	inEnded
+	inShut
+)
+
+var inStateNames = [...]string{inHandshake: "handshake", inEnrolling: "enrolling", inReading: "reading",
+	inResumeEarly: "resume-early", inPaused: "paused", inEnded: "ended", inShut: "shut"}
+
+// String names the state for logs and test failures.
+func (s inState) String() string { return stateName(inStateNames[:], s, "inState") }
+
+// canBecome reports whether the table at inState has a move from s to next.
+func (s inState) canBecome(next inState) bool {
+	if next == inShut {
+		return s != inShut
+	}
+	switch s {
+	case inHandshake:
+		return next == inEnrolling
+	case inEnrolling:
+		return next == inReading || next == inEnded
+	case inReading:
+		return next == inPaused || next == inResumeEarly || next == inEnded
+	case inResumeEarly:
+		return next == inReading || next == inEnded
+	case inPaused:
+		return next == inEnrolling
+	}
+	return false
+}
+
+// to moves the connection to next if the diagram allows it and reports whether it
+// did; ib.mu is held.
+func (ib *inbound) to(next inState) bool { return move(&ib.state, next) }
 
 var _ core.InConn = (*inbound)(nil)
 
@@ -49,11 +138,12 @@ func newInbound(nc net.Conn, eng *engine) *inbound {
 	return &inbound{nc: nc, eng: eng, fd: -1, paused: map[gnet.Conn]struct{}{}}
 }
 
-// Close ends the connection whichever state it is in.
+// Close ends the connection whichever state it is in, closing what it holds: the
+// duplicate while paused, else gnet's connection, else the handshake's socket.
 func (ib *inbound) Close() error {
 	ib.mu.Lock()
 	defer ib.mu.Unlock()
-	ib.shut = true
+	ib.to(inShut)
 	if ib.fd >= 0 { // paused: the duplicate is all there is
 		err := unix.Close(ib.fd)
 		ib.fd = -1
@@ -70,15 +160,19 @@ func (ib *inbound) enroll(nc net.Conn) {
 	ib.enrolMu.Lock()
 	defer ib.enrolMu.Unlock()
 	ib.mu.Lock()
-	ib.reg = false
+	ib.to(inEnrolling) // the first time; resume moved a paused connection already
+	ib.registered = false
 	ib.mu.Unlock()
 	gc, err := ib.eng.enroll(nc, ib)
 	if err != nil {
+		ib.mu.Lock()
+		ib.to(inEnded)
+		ib.mu.Unlock()
 		ib.box.End(fmt.Errorf("%w: %w", ipl.ErrConnectionLost, err))
 		return
 	}
 	ib.mu.Lock()
-	shut := ib.shut
+	shut := ib.state == inShut
 	ib.mu.Unlock()
 	if shut { // the port closed the connection while it was being handed over
 		_ = gc.Close()
@@ -87,14 +181,15 @@ func (ib *inbound) enroll(nc net.Conn) {
 
 func (ib *inbound) opened(c gnet.Conn) {
 	ib.mu.Lock()
-	ib.gc, ib.reg = c, true
+	ib.to(inReading) // unless Close came first: then enroll closes c
+	ib.gc, ib.registered = c, true
 	ib.mu.Unlock()
 }
 
 func (ib *inbound) isOpen() bool {
 	ib.mu.Lock()
 	defer ib.mu.Unlock()
-	return ib.reg
+	return ib.registered
 }
 
 func (ib *inbound) traffic(c gnet.Conn) gnet.Action {
@@ -116,8 +211,10 @@ func (ib *inbound) pause(c gnet.Conn) gnet.Action {
 	}
 	ib.mu.Lock()
 	defer ib.mu.Unlock()
-	if ib.shut || ib.resumeOK {
-		ib.resumeOK = false
+	if !ib.to(inPaused) {
+		// Closed (the close is on its way), or the reader resumed first
+		// (inResumeEarly): go on reading.
+		ib.to(inReading)
 		_ = unix.Close(fd)
 		return gnet.None
 	}
@@ -131,18 +228,24 @@ func (ib *inbound) pause(c gnet.Conn) gnet.Action {
 // reader has drained it.
 func (ib *inbound) resume() {
 	ib.mu.Lock()
-	fd := ib.fd
-	ib.fd = -1
-	if fd < 0 {
-		ib.resumeOK = !ib.shut // the pause has not happened yet: cancel it
+	if ib.to(inResumeEarly) { // the pause has not happened yet: cancel it
 		ib.mu.Unlock()
 		return
 	}
+	if !ib.to(inEnrolling) { // not paused: closed, or ended
+		ib.mu.Unlock()
+		return
+	}
+	fd := ib.fd
+	ib.fd = -1
 	ib.mu.Unlock()
 	f := os.NewFile(uintptr(fd), "nio-paused")
 	nc, err := net.FileConn(f)
 	_ = f.Close()
 	if err != nil {
+		ib.mu.Lock()
+		ib.to(inEnded)
+		ib.mu.Unlock()
 		ib.box.End(fmt.Errorf("%w: resuming a paused connection: %w", ipl.ErrConnectionLost, err))
 		return
 	}
@@ -158,6 +261,7 @@ func (ib *inbound) closed(c gnet.Conn, err error) {
 	}
 	if ib.gc == c {
 		ib.gc = nil
+		ib.to(inEnded)
 	}
 	ib.mu.Unlock()
 	if err != nil && !errors.Is(err, io.EOF) {

@@ -34,28 +34,117 @@ const (
 // queuedOut is the send side of a nonblocking or thread-flavour connection: packets wait
 // in a queue of shared buffers, and the connection's event loop writes them with
 // writev when the socket takes them.
+//
+// Its life is an outState (see there), changed only through to. What the event loop's
+// flush is doing is a flushState of its own: a flush scheduled before the end still
+// runs once and finds the end, so the two vary independently.
+//
+// Lock order: o.mu is a leaf. The event loop takes it (flush, opened, closed) and so do
+// senders, but no one holds it while waiting for the event loop (Execute, gnet's
+// Close) or calling core (lost): the direct write under it is a non-blocking write.
 type queuedOut struct {
 	gc   gnet.Conn
 	lost func(error)
 
 	mu       sync.Mutex
+	state    outState
+	flushing flushState
 	q        []*packet
-	off      int // bytes of q[0] already written
-	queued   int // bytes in q not yet written
-	err      error
-	closing  bool // Close was called: the ending is ours, not a loss
-	open     bool // gnet registered the connection (OnOpen ran)
-	flushing bool // a flush is scheduled on the event loop
-	writing  bool // a writev is reading the head of q: fail leaves q to the flush
-	dropped  bool // fail came with bytes still queued: they never reached the socket
-	retry    time.Duration
-	timer    *time.Timer
-	changed  chan struct{} // closed and replaced whenever queued or err changes
+	off      int   // bytes of q[0] already written
+	queued   int   // bytes in q not yet written
+	err      error // why the queue ended; set exactly when state is outEnded or outReleased
+	// dropped records, at the end, that bytes were still queued: they never reached
+	// the socket, so Drain fails. A fact about how the queue ended, read only once it
+	// has (it would double the ended states if it were one).
+	dropped bool
+	retry   time.Duration
+	timer   *time.Timer
+	changed chan struct{} // closed and replaced whenever queued or err changes
 	// wfd is a duplicate of the socket's descriptor for the sender's own writes
-	// (direct.go), -1 when there is none or once fail closed it. Being ours, it cannot
-	// be closed and reused under a write by the event loop's close.
+	// (direct.go), -1 when there is none or once the end closed it. Being ours, it
+	// cannot be closed and reused under a write by the event loop's close.
 	wfd int
 }
+
+// outState is where a queued connection is in its life:
+//
+//	outEnrolling --opened--> outOpen ----end----> outEnded
+//	                            |                     |
+//	                            |                  closed
+//	                            |                     v
+//	                            +------closed----> outReleased
+//
+// States:
+//
+//   - outEnrolling: handed to gnet, whose OnOpen has not run. Nothing is written:
+//     Dial returns the connection only once it is open.
+//   - outOpen: gnet registered the connection (opened); packets are written directly
+//     or queued and flushed.
+//   - outEnded: the queue ended (err set, the queue dropped, lost told unless Close
+//     did it) by Close, a failed write, bytes from the receiver or a flush that could
+//     not be scheduled; gnet still holds the connection and its OnClose is to come.
+//   - outReleased: gnet's OnClose ran (closed): the event loop has let go of the
+//     descriptor. Coming from outOpen, it ends the queue as outEnded does.
+//
+// Every other move is refused by to: a second end, or OnClose after OnClose, changes
+// nothing.
+type outState uint8
+
+const (
+	outEnrolling outState = iota
+	outOpen
+	outEnded
+	outReleased
+)
+
+var outStateNames = [...]string{outEnrolling: "enrolling", outOpen: "open", outEnded: "ended", outReleased: "released"}
+
+// String names the state for logs and test failures.
+func (s outState) String() string { return stateName(outStateNames[:], s, "outState") }
+
+// canBecome reports whether the diagram at outState has an arrow from s to next.
+func (s outState) canBecome(next outState) bool {
+	switch s {
+	case outEnrolling:
+		return next == outOpen
+	case outOpen:
+		return next == outEnded || next == outReleased
+	case outEnded:
+		return next == outReleased
+	}
+	return false
+}
+
+// to moves the connection to next if the diagram allows it and reports whether it
+// did; o.mu is held.
+func (o *queuedOut) to(next outState) bool { return move(&o.state, next) }
+
+// registered reports whether gnet holds the connection: OnOpen has run, OnClose not
+// yet. o.mu is held.
+func (o *queuedOut) registered() bool { return o.state == outOpen || o.state == outEnded }
+
+// flushState is what the event loop's flush of a connection is doing. Its moves:
+//
+//	flushIdle --packet queued--> flushPending --writev--> flushWriting
+//	    ^                         |     ^                       |
+//	    +----nothing to write-----+     +------written----------+
+//	    +-------------------ended while writing-----------------+
+//
+// A flush stays pending while it waits for the retry timer. It is apart from outState
+// because a flush scheduled while the connection was open still runs after the end,
+// and only the flush may release the packets a writev is reading.
+type flushState uint8
+
+const (
+	flushIdle    flushState = iota // no flush scheduled: the next packet is written directly or schedules one
+	flushPending                   // a flush is scheduled, runs, or waits for the retry timer
+	flushWriting                   // a writev outside o.mu reads the head of q: an end leaves q to the flush
+)
+
+var flushStateNames = [...]string{flushIdle: "idle", flushPending: "pending", flushWriting: "writing"}
+
+// String names the flush's state for logs and test failures.
+func (f flushState) String() string { return stateName(flushStateNames[:], f, "flushState") }
 
 var (
 	_ core.OutConn = (*queuedOut)(nil)
@@ -97,12 +186,12 @@ func (o *queuedOut) WriteShared(sp core.SharedPacket) error {
 		p.retain()
 		o.q = append(o.q, p)
 		o.queued += len(p.b) - n
-		o.flushing = true
+		o.flushing = flushPending
 		o.mu.Unlock()
 		o.schedule()
 		return nil
 	}
-	for o.err == nil && o.queued >= queueHighWater {
+	for o.state == outOpen && o.queued >= queueHighWater {
 		ch := o.changed
 		o.mu.Unlock()
 		<-ch
@@ -123,8 +212,8 @@ func (o *queuedOut) WriteShared(sp core.SharedPacket) error {
 func (o *queuedOut) enqueue(p *packet) {
 	o.q = append(o.q, p)
 	o.queued += len(p.b)
-	start := !o.flushing
-	o.flushing = true
+	start := o.flushing == flushIdle
+	o.flushing = flushPending
 	o.mu.Unlock()
 	if start {
 		o.schedule()
@@ -143,14 +232,14 @@ func (o *queuedOut) schedule() {
 }
 
 // flush writes as much of the queue as the socket takes. It runs on the event loop,
-// which is also where gnet closes the connection: once closed has run, err is set and
-// the descriptor is never touched again.
+// which is also where gnet closes the connection: once closed has run, the state is
+// outReleased and the descriptor is never touched again.
 func (o *queuedOut) flush() {
 	var iov [][]byte
 	for {
 		o.mu.Lock()
-		if o.err != nil || !o.open || len(o.q) == 0 {
-			o.flushing = false
+		if o.state != outOpen || len(o.q) == 0 {
+			o.flushing = flushIdle
 			o.mu.Unlock()
 			return
 		}
@@ -159,20 +248,22 @@ func (o *queuedOut) flush() {
 		for _, p := range o.q[1:min(len(o.q), maxIovecs)] {
 			iov = append(iov, p.b)
 		}
-		o.writing = true
+		o.flushing = flushWriting
 		o.mu.Unlock()
 		n, err := unix.Writev(o.gc.Fd(), iov)
 		clear(iov)
 		o.mu.Lock()
-		o.writing = false
-		if o.err != nil {
-			// Failed while the write ran: the packets are ours to release.
+		o.flushing = flushPending // the write is over
+		if o.state != outOpen {
+			// Ended while the write ran: the packets are ours to release.
 			o.dropQueue()
-			o.flushing = false
+			o.flushing = flushIdle
 			o.mu.Unlock()
 			return
 		}
 		if err != nil && !errors.Is(err, unix.EAGAIN) && !errors.Is(err, unix.EINTR) {
+			// The end that follows drops the queue; the flush stays pending until then,
+			// so that no packet queued meanwhile schedules another.
 			o.mu.Unlock()
 			o.fail(fmt.Errorf("%w: writing: %w", ipl.ErrConnectionLost, err))
 			_ = o.gc.Close()
@@ -182,7 +273,7 @@ func (o *queuedOut) flush() {
 		if n > 0 {
 			o.advance(n)
 		}
-		if full && len(o.q) > 0 && o.err == nil {
+		if full && len(o.q) > 0 {
 			// The socket is full: try again later, on the event loop again.
 			if o.retry < retryMin {
 				o.retry = retryMin
@@ -225,16 +316,22 @@ func (o *queuedOut) broadcast() {
 	o.changed = make(chan struct{})
 }
 
-// fail ends the connection's queue with err and frees what was still queued.
-func (o *queuedOut) fail(err error) {
+// fail ends the connection's queue with err, which is a loss: lost hears of it.
+func (o *queuedOut) fail(err error) { o.end(outEnded, err, false) }
+
+// end moves the connection to next (outEnded, or outReleased when gnet let go of it)
+// and, coming from outOpen, ends its queue with err: what was still queued is freed
+// and waiters wake. lost hears of the end unless ours says Close asked for it.
+func (o *queuedOut) end(next outState, err error, ours bool) {
 	o.mu.Lock()
-	if o.err != nil {
-		o.mu.Unlock()
+	from := o.state
+	if !o.to(next) || from != outOpen {
+		o.mu.Unlock() // ended before, or gnet's OnClose after the end
 		return
 	}
 	o.err = err
 	o.dropped = o.queued > 0
-	if !o.writing {
+	if o.flushing != flushWriting {
 		o.dropQueue()
 	}
 	o.closeWFD()
@@ -242,7 +339,6 @@ func (o *queuedOut) fail(err error) {
 	if o.timer != nil {
 		o.timer.Stop()
 	}
-	ours := o.closing
 	o.broadcast()
 	o.mu.Unlock()
 	if !ours {
@@ -263,7 +359,7 @@ func (o *queuedOut) dropQueue() {
 func (o *queuedOut) Drain() error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	for o.queued > 0 && o.err == nil {
+	for o.queued > 0 && o.state == outOpen {
 		ch := o.changed
 		o.mu.Unlock()
 		<-ch
@@ -278,10 +374,7 @@ func (o *queuedOut) Drain() error {
 // Close cuts the connection at once: what is still queued is dropped. A clean
 // disconnect has drained its goodbye before it calls Close.
 func (o *queuedOut) Close() error {
-	o.mu.Lock()
-	o.closing = true
-	o.mu.Unlock()
-	o.fail(fmt.Errorf("%w: connection closed", ipl.ErrClosed))
+	o.end(outEnded, fmt.Errorf("%w: connection closed", ipl.ErrClosed), true)
 	return o.gc.Close()
 }
 
@@ -295,22 +388,23 @@ func (o *queuedOut) traffic(c gnet.Conn) gnet.Action {
 // opened runs on the event loop once gnet has registered the connection.
 func (o *queuedOut) opened(c gnet.Conn) {
 	o.mu.Lock()
-	o.gc, o.open = c, true
+	if o.to(outOpen) {
+		o.gc = c
+	}
 	o.mu.Unlock()
 }
 
 func (o *queuedOut) isOpen() bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return o.open
+	return o.registered()
 }
 
+// closed runs on the event loop when gnet let go of the connection; unless the queue
+// ended before, this is a loss.
 func (o *queuedOut) closed(_ gnet.Conn, err error) {
-	o.mu.Lock()
-	o.open = false
-	o.mu.Unlock()
 	if err == nil {
 		err = errors.New("closed")
 	}
-	o.fail(fmt.Errorf("%w: %w", ipl.ErrConnectionLost, err))
+	o.end(outReleased, fmt.Errorf("%w: %w", ipl.ErrConnectionLost, err), false)
 }

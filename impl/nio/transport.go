@@ -26,11 +26,13 @@ type transport struct {
 	ch    chooser
 	g     *sockets.Group // sockets served by goroutines (handshakes, blocking flavour)
 
-	ln  net.Listener
-	acc core.Acceptor
+	ln   net.Listener
+	acc  core.Acceptor
+	loop *engine // the nonblocking flavour's event loops
 
+	// mu guards thread. It is a leaf: held while the thread engine starts, which
+	// takes no lock of ours.
 	mu     sync.Mutex
-	loop   *engine // the nonblocking flavour's event loops
 	thread *engine // the thread flavour's single event loop, made when first needed
 }
 

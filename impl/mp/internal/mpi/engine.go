@@ -75,6 +75,10 @@ type Engine struct {
 	world    World
 	procs    int // GOMAXPROCS before Start added the engine's P
 
+	// mu guards the queue of closures and the stop flags. Lock order: mu is a leaf,
+	// held only to queue or take closures, never while one runs; mu and singletonMu
+	// never nest (Start holds singletonMu while MPI initialises on the engine
+	// goroutine, which never takes singletonMu).
 	mu      sync.Mutex
 	queue   []func(*Loop)
 	spare   []func(*Loop)
@@ -97,9 +101,29 @@ type Engine struct {
 	poll      *C.mp_poll_t
 	stopping  bool
 	deadline  time.Time
-	barrier   int // 0 not posted, 1 posted, 2 done
+	barrier   barrierState
 	done      []int
 	callbacks []func(error)
+}
+
+// barrierState is where the stop sequence's final MPI_Ibarrier is (stopStep):
+// barrierUnposted --(no sends left)--> barrierPosted --(it completed)--> barrierDone.
+type barrierState uint8
+
+const (
+	barrierUnposted barrierState = iota // outstanding sends come first
+	barrierPosted                       // posted, waiting for every rank to post it
+	barrierDone                         // every rank posted it: receive what is left, then finalise
+)
+
+var barrierNames = [...]string{barrierUnposted: "unposted", barrierPosted: "posted", barrierDone: "done"}
+
+// String names the barrier's state for the log of a stop that timed out.
+func (b barrierState) String() string {
+	if int(b) < len(barrierNames) {
+		return barrierNames[b]
+	}
+	return fmt.Sprintf("barrierState(%d)", uint8(b))
 }
 
 type request struct {

@@ -185,19 +185,19 @@ func (e *Engine) stopStep(l *Loop) (fin bool, err error) {
 	e.handler = discardAll
 	if time.Now().After(e.deadline) {
 		e.log.Error("MPI not finalised: not every rank stopped in time",
-			zap.Int("outstanding_requests", len(e.reqs)), zap.Int("barrier_state", e.barrier))
+			zap.Int("outstanding_requests", len(e.reqs)), zap.Stringer("barrier_state", e.barrier))
 		return true, ErrStopTimeout
 	}
 	switch {
-	case e.barrier == 0 && e.sends == 0:
-		e.barrier = 1
+	case e.barrier == barrierUnposted && e.sends == 0:
+		e.barrier = barrierPosted
 		req := e.slot(nil)
 		if err := check("MPI_Ibarrier", C.mp_ibarrier(req)); err != nil {
 			e.reqs = e.reqs[:len(e.reqs)-1]
 			return true, err
 		}
-		e.reqs[len(e.reqs)-1].done = func(error) { e.barrier = 2 }
-	case e.barrier == 2 && len(e.reqs) == 0:
+		e.reqs[len(e.reqs)-1].done = func(error) { e.barrier = barrierDone }
+	case e.barrier == barrierDone && len(e.reqs) == 0:
 		// Everyone has posted all it will send; take what is still on its way.
 		for range 100 {
 			if found, _, _ := e.pollOnce(l, false); !found && len(e.reqs) == 0 {

@@ -18,8 +18,10 @@ import (
 	"github.com/ibisgo/ibis/ipl"
 )
 
-// outConn is the dialling side of a connection.
-type outConn struct {
+// outStream is the dialling side of a connection: the writer's end of the virtual
+// stream (tags.go) whose reader's end is the acceptor's inStream, and the core.OutConn
+// that Dial returns.
+type outStream struct {
 	t    *transport
 	peer int
 	c    uint32 // set on the engine goroutine before the request is sent
@@ -28,6 +30,9 @@ type outConn struct {
 	reply   chan replyMsg
 	replied bool // the handshake reply came (engine goroutine); later messages are credit
 
+	// mu guards what follows. Lock order: mu is a leaf. The engine goroutine takes it
+	// (gone, gotCredit), and no one holds it while waiting for the engine or calling
+	// core (lost runs on a goroutine of its own).
 	mu       sync.Mutex
 	lostErr  error
 	closed   bool
@@ -53,31 +58,31 @@ func (t *transport) Dial(ctx context.Context, addr string, req *core.Request, lo
 	if err := core.WriteRequest(&frame, req); err != nil {
 		return nil, nil, fmt.Errorf("%w: handshake with %s: %w", ipl.ErrRefused, addr, err)
 	}
-	oc := &outConn{
+	out := &outStream{
 		t: t, peer: peer, lost: lost, reply: make(chan replyMsg, 1), closedCh: make(chan struct{}),
 		credit: creditWindow, creditCh: make(chan struct{}, 1),
 	}
-	if !t.track(nil, oc) {
+	if !t.track(nil, out) {
 		return nil, nil, fmt.Errorf("mp: dialling %s: %w", addr, ipl.ErrClosed)
 	}
 	b := frame.Bytes()
 	if !t.eng.Do(func(l *mpi.Loop) {
-		oc.c = t.allocConn(peer)
-		t.outByKey[connKey(peer, oc.c)] = oc
-		binary.BigEndian.PutUint32(b, oc.c)
+		out.c = t.allocConn(peer)
+		t.outByKey[connKey(peer, out.c)] = out
+		binary.BigEndian.PutUint32(b, out.c)
 		l.Send(peer, tagRequest, b, nil)
 	}) {
-		t.untrack(nil, oc)
+		t.untrack(nil, out)
 		return nil, nil, fmt.Errorf("mp: dialling %s: %w", addr, ipl.ErrClosed)
 	}
 	var r replyMsg
 	select {
-	case r = <-oc.reply:
+	case r = <-out.reply:
 	case <-ctx.Done():
-		oc.abandon(true)
+		out.abandon(true)
 		return nil, nil, ctx.Err()
 	case <-t.closing:
-		oc.abandon(true)
+		out.abandon(true)
 		return nil, nil, fmt.Errorf("mp: dialling %s: %w", addr, ipl.ErrClosed)
 	}
 	var rep *core.Reply
@@ -87,45 +92,45 @@ func (t *transport) Dial(ctx context.Context, addr string, req *core.Request, lo
 		err = r.err
 	}
 	if err != nil {
-		oc.abandon(true)
+		out.abandon(true)
 		return nil, nil, fmt.Errorf("%w: handshake with %s: %w", ipl.ErrRefused, addr, err)
 	}
 	if rep.Code != core.ReplyAccepted {
-		oc.abandon(false)
+		out.abandon(false)
 		return nil, rep, nil
 	}
-	oc.est.Store(true)
-	return oc, rep, nil
+	out.est.Store(true)
+	return out, rep, nil
 }
 
 // abandon forgets a connection that will not be used; with end set it also sends the
 // empty message that ends (or cancels) it at the acceptor.
-func (oc *outConn) abandon(end bool) {
-	t := oc.t
-	t.untrack(nil, oc)
+func (out *outStream) abandon(end bool) {
+	t := out.t
+	t.untrack(nil, out)
 	t.eng.Do(func(l *mpi.Loop) {
-		key := connKey(oc.peer, oc.c)
-		if t.outByKey[key] == oc {
+		key := connKey(out.peer, out.c)
+		if t.outByKey[key] == out {
 			delete(t.outByKey, key)
 		}
 		if end {
-			l.Send(oc.peer, fwdTag(oc.c), nil, nil)
+			l.Send(out.peer, fwdTag(out.c), nil, nil)
 		}
 	})
 }
 
 // gone records that the acceptor dropped the connection (engine goroutine) and tells
 // core, from a goroutine of its own since core's handler takes locks.
-func (oc *outConn) gone(err error) {
-	oc.mu.Lock()
-	if oc.lostErr != nil || oc.closed {
-		oc.mu.Unlock()
+func (out *outStream) gone(err error) {
+	out.mu.Lock()
+	if out.lostErr != nil || out.closed {
+		out.mu.Unlock()
 		return
 	}
-	oc.lostErr = err
-	oc.mu.Unlock()
-	oc.kick()
-	oc.t.spawn(func() { oc.lost(err) })
+	out.lostErr = err
+	out.mu.Unlock()
+	out.kick()
+	out.t.spawn(func() { out.lost(err) })
 }
 
 // WritePacket sends bufs as MPI messages on the connection's tag: runs of small
@@ -135,13 +140,13 @@ func (oc *outConn) gone(err error) {
 // pieces of at most maxChunk bytes, waiting until MPI is done with the memory. The
 // gathered messages spend the connection's credit (credit.go) and wait for more while
 // the acceptor's reader is behind.
-func (oc *outConn) WritePacket(bufs net.Buffers) error {
-	oc.mu.Lock()
-	lostErr, closed := oc.lostErr, oc.closed
-	oc.mu.Unlock()
+func (out *outStream) WritePacket(bufs net.Buffers) error {
+	out.mu.Lock()
+	lostErr, closed := out.lostErr, out.closed
+	out.mu.Unlock()
 	switch {
 	case closed:
-		return fmt.Errorf("mp: writing to rank %d: %w", oc.peer, net.ErrClosed)
+		return fmt.Errorf("mp: writing to rank %d: %w", out.peer, net.ErrClosed)
 	case lostErr != nil:
 		// The acceptor dropped the connection and drops what still comes, as a socket
 		// takes writes after its peer closed; core has heard of the loss through lost
@@ -149,7 +154,7 @@ func (oc *outConn) WritePacket(bufs net.Buffers) error {
 		// (the Close packet) to a receiver that left first end cleanly, as over TCP.
 		return nil
 	}
-	t := oc.t
+	t := out.t
 	msgs, direct := splitPacket(bufs)
 	if len(msgs) == 0 {
 		return nil
@@ -171,12 +176,12 @@ func (oc *outConn) WritePacket(bufs net.Buffers) error {
 	flush := func(end int) bool {
 		part := msgs[start:end]
 		if len(part) > 0 && !t.eng.Do(func(l *mpi.Loop) {
-			tag := fwdTag(oc.c)
+			tag := fwdTag(out.c)
 			for _, m := range part {
 				if m.inPlace {
-					l.Send(oc.peer, tag, m.b, w.complete)
+					l.Send(out.peer, tag, m.b, w.complete)
 				} else {
-					l.Send(oc.peer, tag, m.b, t.releaseSlot)
+					l.Send(out.peer, tag, m.b, t.releaseSlot)
 				}
 			}
 		}) {
@@ -188,17 +193,17 @@ func (oc *outConn) WritePacket(bufs net.Buffers) error {
 	// fail gives back the slots and credit of the batch not sent.
 	fail := func(err error) error {
 		t.releaseSlots(batchSlots)
-		oc.refund(batchCost)
+		out.refund(batchCost)
 		return err
 	}
-	stopped := func() error { return fmt.Errorf("mp: writing to rank %d: %w", oc.peer, ipl.ErrClosed) }
+	stopped := func() error { return fmt.Errorf("mp: writing to rank %d: %w", out.peer, ipl.ErrClosed) }
 	for i, m := range msgs {
 		c := charge(len(m.b)) // the same rule as the acceptor's, by size alone
-		if c > 0 && !oc.tryAcquire(c) {
+		if c > 0 && !out.tryAcquire(c) {
 			if !flush(i) {
 				return fail(stopped())
 			}
-			if err := oc.acquire(c); err != nil {
+			if err := out.acquire(c); err != nil {
 				if err == errDropping {
 					return nil // as above: the acceptor drops what comes
 				}
@@ -206,8 +211,8 @@ func (oc *outConn) WritePacket(bufs net.Buffers) error {
 			}
 		}
 		if !m.inPlace {
-			if err := oc.takeSlot(func() bool { return flush(i) }); err != nil {
-				oc.refund(c)
+			if err := out.takeSlot(func() bool { return flush(i) }); err != nil {
+				out.refund(c)
 				return fail(err)
 			}
 			batchSlots++
@@ -226,11 +231,11 @@ func (oc *outConn) WritePacket(bufs net.Buffers) error {
 	select {
 	case <-w.done:
 		return w.err
-	case <-oc.closedCh:
+	case <-out.closedCh:
 		// MPI may still read the memory; it stays pinned until it is done.
-		return fmt.Errorf("mp: writing to rank %d: %w", oc.peer, net.ErrClosed)
+		return fmt.Errorf("mp: writing to rank %d: %w", out.peer, net.ErrClosed)
 	case <-t.closing:
-		return fmt.Errorf("mp: writing to rank %d: %w", oc.peer, ipl.ErrClosed)
+		return fmt.Errorf("mp: writing to rank %d: %w", out.peer, ipl.ErrClosed)
 	}
 }
 
@@ -273,23 +278,23 @@ func splitPacket(bufs net.Buffers) (msgs []outMsg, direct int) {
 // takeSlot takes a send slot for a gathered message; when none is free it first runs
 // flush (which sends the messages before this one, whose slots will come back) and
 // then waits, until the connection or the transport closes.
-func (oc *outConn) takeSlot(flush func() bool) error {
-	t := oc.t
+func (out *outStream) takeSlot(flush func() bool) error {
+	t := out.t
 	select {
 	case t.slots <- struct{}{}:
 		return nil
 	default:
 	}
 	if !flush() {
-		return fmt.Errorf("mp: writing to rank %d: %w", oc.peer, ipl.ErrClosed)
+		return fmt.Errorf("mp: writing to rank %d: %w", out.peer, ipl.ErrClosed)
 	}
 	select {
 	case t.slots <- struct{}{}:
 		return nil
-	case <-oc.closedCh:
-		return fmt.Errorf("mp: writing to rank %d: %w", oc.peer, net.ErrClosed)
+	case <-out.closedCh:
+		return fmt.Errorf("mp: writing to rank %d: %w", out.peer, net.ErrClosed)
 	case <-t.closing:
-		return fmt.Errorf("mp: writing to rank %d: %w", oc.peer, ipl.ErrClosed)
+		return fmt.Errorf("mp: writing to rank %d: %w", out.peer, ipl.ErrClosed)
 	}
 }
 
@@ -334,17 +339,17 @@ func (w *directWait) complete(err error) {
 }
 
 // Close ends the connection: the acceptor gets the empty message that ends the stream.
-func (oc *outConn) Close() error {
-	oc.mu.Lock()
-	if oc.closed {
-		oc.mu.Unlock()
+func (out *outStream) Close() error {
+	out.mu.Lock()
+	if out.closed {
+		out.mu.Unlock()
 		return nil
 	}
-	oc.closed = true
-	close(oc.closedCh)
-	oc.mu.Unlock()
-	if oc.est.Load() {
-		oc.abandon(true)
+	out.closed = true
+	close(out.closedCh)
+	out.mu.Unlock()
+	if out.est.Load() {
+		out.abandon(true)
 	}
 	return nil
 }
