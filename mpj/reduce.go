@@ -73,40 +73,68 @@ func (c *Comm) reduce(ctx context.Context, sendbuf, recvbuf any, op Op, root int
 }
 
 // reduceTree is the binomial tree of Reduce over ranks relative to root: it combines
-// in rank order when root is 0, in relative-rank order otherwise.
+// in rank order when root is 0, in relative-rank order otherwise. A rank posts the
+// receives of all its children's parts first, each into a buffer of its own, so that
+// a part that comes early is read straight into place instead of being queued and
+// copied.
 func (c *Comm) reduceTree(ctx context.Context, sendbuf, recvbuf any, op Op, root int, dt Datatype, cnt int) error {
 	n := c.Size()
 	vr := (c.rank - root + n) % n
-	// acc is the partial result: sendbuf itself until a child's part comes (a leaf sends
-	// it untouched), then memory of its own: recvbuf at the root, which ends there anyway.
-	var acc, tmp any = sendbuf, nil
-	own := false // acc is memory of its own (or recvbuf), no longer sendbuf
-	for mask := 1; mask < n; mask <<= 1 {
-		if vr&mask != 0 {
-			return c.csend(ctx, acc, (vr-mask+root)%n, tagReduce)
-		}
+	var children []int // relative ranks, nearest first
+	mask := 1
+	for ; mask < n && vr&mask == 0; mask <<= 1 {
 		if child := vr | mask; child < n {
-			if tmp == nil {
-				tmp = makeBuf(dt, cnt)
-			}
-			if err := c.crecv(ctx, tmp, (child+root)%n, tagReduce); err != nil {
-				return err
-			}
-			if !own {
-				own = true
-				if vr == 0 {
-					acc = recvbuf
-				} else {
-					acc = makeBuf(dt, cnt)
-				}
-				combine(op, acc, sendbuf, tmp) // may be in place: elementwise
-				continue
-			}
-			combine(op, acc, acc, tmp)
+			children = append(children, child)
 		}
 	}
-	if !own { // a root without children: P = 1
-		copyBuf(recvbuf, sendbuf)
+	parent := -1
+	if vr != 0 {
+		parent = (vr - mask + root) % n // mask is vr's lowest set bit
+	}
+	if len(children) == 0 {
+		if parent < 0 { // a root without children: P = 1
+			copyBuf(recvbuf, sendbuf)
+			return nil
+		}
+		return c.csend(ctx, sendbuf, parent, tagReduce) // a leaf sends its buffer untouched
+	}
+	parts := make([]any, len(children))
+	reqs := make([]*Request, len(children))
+	defer func() {
+		for _, b := range parts {
+			putScratch(dt, b)
+		}
+	}()
+	for i, child := range children {
+		parts[i] = getScratch(dt, cnt)
+		r, err := c.irecv(c.ctx+1, parts[i], (child+root)%n, tagReduce)
+		if err != nil {
+			c.withdraw(reqs)
+			return err
+		}
+		reqs[i] = r
+	}
+	// acc is the partial result: recvbuf at the root, which ends there anyway, else
+	// memory of its own.
+	acc := recvbuf
+	if parent >= 0 {
+		acc = getScratch(dt, cnt)
+		defer putScratch(dt, acc)
+	}
+	for i, r := range reqs {
+		st, err := c.wait(ctx, r)
+		if err = exact(st, parts[i], err); err != nil {
+			c.withdraw(reqs[i+1:])
+			return err
+		}
+		if i == 0 {
+			combine(op, acc, sendbuf, parts[0]) // may be in place: elementwise
+		} else {
+			combine(op, acc, acc, parts[i])
+		}
+	}
+	if parent >= 0 {
+		return c.csend(ctx, acc, parent, tagReduce)
 	}
 	return nil
 }
@@ -204,7 +232,7 @@ const largeAllreduce = 64 << 10
 func (c *Comm) allreduceLarge(ctx context.Context, sendbuf, recvbuf any, op Op, dt Datatype, cnt int) error {
 	n, rank := c.Size(), c.rank
 	copyBuf(recvbuf, sendbuf) // the partial result lives in recvbuf (a no-op in place)
-	acc, tmp := recvbuf, makeBuf(dt, cnt)
+	acc := recvbuf
 	pof2 := topMask(n + 1)
 	rem := n - pof2
 	newrank := rank - rem
@@ -215,57 +243,21 @@ func (c *Comm) allreduceLarge(ctx context.Context, sendbuf, recvbuf any, op Op, 
 			}
 			newrank = -1
 		} else {
-			if err := c.crecv(ctx, tmp, rank-1, tagAllreduceLarge); err != nil {
+			tmp := getScratch(dt, cnt)
+			err := c.crecv(ctx, tmp, rank-1, tagAllreduceLarge)
+			if err == nil {
+				combine(op, acc, tmp, acc)
+			}
+			putScratch(dt, tmp)
+			if err != nil {
 				return err
 			}
-			combine(op, acc, tmp, acc)
 			newrank = rank / 2
 		}
 	}
 	if newrank >= 0 {
-		rankOf := func(nr int) int { // a new rank's rank in c
-			if nr < rem {
-				return 2*nr + 1
-			}
-			return nr + rem
-		}
-		unit := 1
-		if op.pairs() {
-			unit = 2
-		}
-		type seg struct{ lo, hi, mid int }
-		var steps []seg // the segment split at each step, by increasing mask
-		lo, hi := 0, cnt
-		for mask := 1; mask < pof2; mask <<= 1 {
-			mid := lo + (hi-lo)/unit/2*unit
-			steps = append(steps, seg{lo, hi, mid})
-			dst := rankOf(newrank ^ mask)
-			keepLo, keepHi, sendLo, sendHi := lo, mid, mid, hi
-			if newrank&mask != 0 {
-				keepLo, keepHi, sendLo, sendHi = mid, hi, lo, mid
-			}
-			in := sliceBuf(tmp, keepLo, keepHi)
-			if err := c.csendrecv(ctx, sliceBuf(acc, sendLo, sendHi), dst, in, dst, tagAllreduceLarge); err != nil {
-				return err
-			}
-			mine := sliceBuf(acc, keepLo, keepHi)
-			if newrank&mask != 0 { // the partner's ranks are below mine
-				combine(op, mine, in, mine)
-			} else {
-				combine(op, mine, mine, in)
-			}
-			lo, hi = keepLo, keepHi
-		}
-		for i := len(steps) - 1; i >= 0; i-- {
-			mask, s := 1<<i, steps[i]
-			dst := rankOf(newrank ^ mask)
-			haveLo, haveHi, getLo, getHi := s.lo, s.mid, s.mid, s.hi
-			if newrank&mask != 0 {
-				haveLo, haveHi, getLo, getHi = s.mid, s.hi, s.lo, s.mid
-			}
-			if err := c.csendrecv(ctx, sliceBuf(acc, haveLo, haveHi), dst, sliceBuf(acc, getLo, getHi), dst, tagAllreduceLarge); err != nil {
-				return err
-			}
+		if err := c.rabenseifner(ctx, acc, op, dt, cnt, newrank, pof2, rem); err != nil {
+			return err
 		}
 	}
 	if rank < 2*rem {
@@ -277,6 +269,95 @@ func (c *Comm) allreduceLarge(ctx context.Context, sendbuf, recvbuf any, op Op, 
 		}
 		if err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// rabenseifner is the power-of-two part of allreduceLarge among the pof2 ranks left
+// after the fold, acc holding this rank's partial result and newrank its rank among
+// them. Every receive of both halves is posted before the first send, each into a
+// place of its own (the reduce-scatter's into consecutive parts of one scratch buffer,
+// the allgather's straight into acc), so that no message arrives before its receive
+// and none is copied twice. The allgather's receives land in the parts of acc this rank
+// has sent away during the reduce-scatter: the partner of a step sends into them only
+// after its own reduce-scatter, which needed this rank's send of that part.
+func (c *Comm) rabenseifner(ctx context.Context, acc any, op Op, dt Datatype, cnt, newrank, pof2, rem int) error {
+	rankOf := func(nr int) int { // a new rank's rank in c
+		if nr < rem {
+			return 2*nr + 1
+		}
+		return nr + rem
+	}
+	unit := 1
+	if op.pairs() {
+		unit = 2
+	}
+	type step struct {
+		lo, hi, mid                    int // the segment split at this step
+		keepLo, keepHi, sendLo, sendHi int
+		dst, off                       int // the partner; where its part lands in tmp
+	}
+	var steps []step // by increasing mask
+	lo, hi, off := 0, cnt, 0
+	for mask := 1; mask < pof2; mask <<= 1 {
+		s := step{lo: lo, hi: hi, mid: lo + (hi-lo)/unit/2*unit, dst: rankOf(newrank ^ mask), off: off}
+		s.keepLo, s.keepHi, s.sendLo, s.sendHi = s.lo, s.mid, s.mid, s.hi
+		if newrank&mask != 0 {
+			s.keepLo, s.keepHi, s.sendLo, s.sendHi = s.mid, s.hi, s.lo, s.mid
+		}
+		steps = append(steps, s)
+		off += s.keepHi - s.keepLo
+		lo, hi = s.keepLo, s.keepHi
+	}
+	tmp := getScratch(dt, off)
+	defer putScratch(dt, tmp)
+	reqs := make([]*Request, 0, 2*len(steps)) // reduce-scatter's, then allgather's
+	for _, s := range steps {
+		r, err := c.irecv(c.ctx+1, sliceBuf(tmp, s.off, s.off+s.keepHi-s.keepLo), s.dst, tagAllreduceLarge)
+		if err != nil {
+			c.withdraw(reqs)
+			return err
+		}
+		reqs = append(reqs, r)
+	}
+	for i := len(steps) - 1; i >= 0; i-- {
+		s := steps[i]
+		r, err := c.irecv(c.ctx+1, sliceBuf(acc, s.sendLo, s.sendHi), s.dst, tagAllreduceLarge)
+		if err != nil {
+			c.withdraw(reqs)
+			return err
+		}
+		reqs = append(reqs, r)
+	}
+	for k := range reqs {
+		var send any
+		if k < len(steps) { // reduce-scatter: send the other half, combine into mine
+			s := steps[k]
+			send = sliceBuf(acc, s.sendLo, s.sendHi)
+		} else { // allgather: send what this rank holds, get the partner's half
+			s := steps[2*len(steps)-1-k]
+			send = sliceBuf(acc, s.keepLo, s.keepHi)
+		}
+		dst := steps[min(k, 2*len(steps)-1-k)].dst
+		err := c.csend(ctx, send, dst, tagAllreduceLarge)
+		if err == nil {
+			var st Status
+			st, err = c.wait(ctx, reqs[k])
+			err = exact(st, reqs[k].op.buf.v, err)
+		}
+		if err != nil {
+			c.withdraw(reqs[k+1:])
+			return err
+		}
+		if k < len(steps) {
+			s := steps[k]
+			in, mine := sliceBuf(tmp, s.off, s.off+s.keepHi-s.keepLo), sliceBuf(acc, s.keepLo, s.keepHi)
+			if newrank&(1<<k) != 0 { // the partner's ranks are below mine
+				combine(op, mine, in, mine)
+			} else {
+				combine(op, mine, mine, in)
+			}
 		}
 	}
 	return nil
