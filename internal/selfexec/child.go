@@ -67,13 +67,18 @@ func Start(ctx context.Context, args []string, opts ...Option) (*Child, error) {
 		c.pipe, pipeW, cmd.Stdout = r, w, w
 	case cfg.stdout != nil:
 		cmd.Stdout = cfg.stdout
+	case cfg.combined:
+		cmd.Stdout = c.output
 	default:
 		c.stdout = &lockedBuffer{}
 		cmd.Stdout = &teeWriter{c.stdout, c.output}
 	}
-	if cfg.stderr != nil {
+	switch {
+	case cfg.stderr != nil:
 		cmd.Stderr = cfg.stderr
-	} else {
+	case cfg.combined:
+		cmd.Stderr = c.output // the same writer as Stdout: exec gives the child one pipe
+	default:
 		c.stderr = &lockedBuffer{}
 		cmd.Stderr = &teeWriter{c.stderr, c.output}
 	}
@@ -194,8 +199,12 @@ func (c *Child) ProcessState() *os.ProcessState {
 	}
 }
 
-// ExitCode is the child's exit status: -1 while it runs or when a signal ended it.
+// ExitCode is the child's exit status: -1 while it runs, when a signal ended it, or when c is
+// nil (Run could not start it).
 func (c *Child) ExitCode() int {
+	if c == nil {
+		return -1
+	}
 	if ps := c.ProcessState(); ps != nil {
 		return ps.ExitCode()
 	}
@@ -215,16 +224,32 @@ func (c *Child) StdoutPipe() io.Reader {
 // Closing it gives the child end of file.
 func (c *Child) StdinPipe() io.WriteCloser { return c.stdin }
 
-// Stdout is the standard output captured so far ("" when the caller took it).
-func (c *Child) Stdout() string { return c.stdout.String() }
+// Stdout is the standard output captured so far ("" when the caller took it). A nil Child
+// (Run could not start it) has no output, so that a failure message can always ask for it.
+func (c *Child) Stdout() string {
+	if c == nil {
+		return ""
+	}
+	return c.stdout.String()
+}
 
-// Stderr is the standard error captured so far ("" when the caller took it).
-func (c *Child) Stderr() string { return c.stderr.String() }
+// Stderr is the standard error captured so far ("" when the caller took it, or c is nil).
+func (c *Child) Stderr() string {
+	if c == nil {
+		return ""
+	}
+	return c.stderr.String()
+}
 
-// Output is the captured standard output and error so far, each in the order written (the
-// two streams are copied separately, so lines of one may come before earlier lines of the
-// other), for a failure message.
-func (c *Child) Output() string { return c.output.String() }
+// Output is the captured standard output and error so far, for a failure message. Each is
+// in the order written, but the two are copied separately (lines of one may come before
+// earlier lines of the other, or inside them) unless WithCombinedOutput joined them.
+func (c *Child) Output() string {
+	if c == nil {
+		return ""
+	}
+	return c.output.String()
+}
 
 // lockedBuffer is a buffer that the child's output copier writes while the parent reads it.
 type lockedBuffer struct {

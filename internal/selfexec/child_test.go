@@ -74,6 +74,17 @@ func TestRunCapturesOutputAndEnvironment(t *testing.T) {
 	}
 }
 
+func TestCombinedOutput(t *testing.T) {
+	c, err := Run(testCtx(t), []string{"w"}, WithEnv(envMode+"=echo"), WithCombinedOutput())
+	if err != nil || !strings.HasPrefix(c.Output(), "w\n") || !strings.Contains(c.Output(), "gorace=") || c.Stdout()+c.Stderr() != "" {
+		t.Fatalf("Run: %v, output %q, stdout %q, stderr %q", err, c.Output(), c.Stdout(), c.Stderr())
+	}
+	var none *Child
+	if none.Output()+none.Stdout()+none.Stderr() != "" || none.ExitCode() != -1 {
+		t.Fatal("a nil Child has output")
+	}
+}
+
 func TestRunReportsFailure(t *testing.T) {
 	c, err := Run(testCtx(t), nil, WithEnv(envMode+"=exit"))
 	var ee *exec.ExitError

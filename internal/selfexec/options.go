@@ -26,6 +26,7 @@ type config struct {
 	stdout     io.Writer
 	stderr     io.Writer
 	stdoutPipe bool
+	combined   bool
 	stdinPipe  bool
 	waitDelay  time.Duration
 }
@@ -64,6 +65,13 @@ func WithStdout(w io.Writer) Option {
 // WithStderr sends the child's standard error to w instead of capturing it.
 func WithStderr(w io.Writer) Option {
 	return func(c *config) { c.stderr = w }
+}
+
+// WithCombinedOutput gives the child one pipe for its standard output and error, as
+// exec.Cmd.CombinedOutput does, so that Child.Output holds their lines in the order the child
+// wrote them, whole; Stdout and Stderr are then empty. Options that take a stream win.
+func WithCombinedOutput() Option {
+	return func(c *config) { c.combined = true }
 }
 
 // WithStdoutPipe makes the child's standard output readable from Child.StdoutPipe, for a
