@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,6 +17,7 @@ import (
 	"time"
 
 	"github.com/ibisgo/ibis/dc"
+	"github.com/ibisgo/ibis/internal/selfexec"
 	"github.com/ibisgo/ibis/ipl"
 	"github.com/ibisgo/ibis/registry"
 )
@@ -200,12 +200,11 @@ func child(scenario string) int {
 
 // proc is a child process and what it printed.
 type proc struct {
-	cmd    *exec.Cmd
-	mu     sync.Mutex
-	lines  []string
-	stderr strings.Builder
-	seen   chan string // every line, as printed
-	done   chan error
+	c     *selfexec.Child
+	mu    sync.Mutex
+	lines []string
+	seen  chan string // every line, as printed
+	done  chan error
 }
 
 // pool is a registry for a test's processes.
@@ -230,24 +229,14 @@ func newPool(t *testing.T, impl string, algo dc.Algorithm) *pool {
 // start starts a process of the pool running scenario with arg, at site.
 func (p *pool) start(scenario string, arg int, site string) *proc {
 	t := p.t
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = []string{"GORACE=atexit_sleep_ms=0 " + os.Getenv("GORACE")}
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "IBIS_") && !strings.HasPrefix(kv, "GORACE=") && !strings.HasPrefix(kv, "DC_TEST_") {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
-	cmd.Env = append(cmd.Env, envScenario+"="+scenario, envAlgo+"="+p.algo.String(), envArg+"="+strconv.Itoa(arg),
-		"IBIS_REGISTRY="+p.addr, "IBIS_POOL="+p.name, "IBIS_IMPL="+p.impl, "IBIS_SITE="+site, "IBIS_HEARTBEAT=200ms", "IBIS_POOL_SIZE="+strconv.Itoa(p.size))
-	out, err := cmd.StdoutPipe()
+	c, err := selfexec.Start(context.Background(), []string{selfexec.NoTests}, selfexec.WithoutEnv("IBIS_", "DC_TEST_"),
+		selfexec.WithStdoutPipe(), selfexec.WithEnv(envScenario+"="+scenario, envAlgo+"="+p.algo.String(), envArg+"="+strconv.Itoa(arg),
+			"IBIS_REGISTRY="+p.addr, "IBIS_POOL="+p.name, "IBIS_IMPL="+p.impl, "IBIS_SITE="+site, "IBIS_HEARTBEAT=200ms", "IBIS_POOL_SIZE="+strconv.Itoa(p.size)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	pr := &proc{cmd: cmd, seen: make(chan string, 64), done: make(chan error, 1)}
-	cmd.Stderr = &lockedWriter{mu: &pr.mu, w: &pr.stderr}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	pr := &proc{c: c, seen: make(chan string, 64), done: make(chan error, 1)}
+	out := c.StdoutPipe()
 	go func() {
 		sc := bufio.NewScanner(out)
 		sc.Buffer(make([]byte, 1<<20), 1<<20)
@@ -261,11 +250,12 @@ func (p *pool) start(scenario string, arg int, site string) *proc {
 			}
 		}
 		_, _ = io.Copy(io.Discard, out)
-		pr.done <- cmd.Wait()
+		pr.done <- c.Wait()
 	}()
 	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
+		_ = c.Kill()
 		<-pr.done
+		c.Close()
 	})
 	return pr
 }
@@ -324,22 +314,7 @@ func (pr *proc) wait(t *testing.T) (int64, *dc.Report) {
 	return res, rep
 }
 
-func (pr *proc) errText() string {
-	pr.mu.Lock()
-	defer pr.mu.Unlock()
-	return pr.stderr.String()
-}
-
-type lockedWriter struct {
-	mu *sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(b []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(b)
-}
+func (pr *proc) errText() string { return pr.c.Stderr() }
 
 // TestPoolOfProcesses runs fib on pools of 1, 2, 3 and 5 processes, in two sites, with
 // every algorithm, and requires the right result on every process and a report that
@@ -397,7 +372,7 @@ func TestKilledWorker(t *testing.T) {
 			})
 			doomed.waitLine(t, lineHolding)
 			root.waitLine(t, lineSaw)
-			if err := doomed.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+			if err := doomed.c.Signal(syscall.SIGKILL); err != nil {
 				t.Fatal(err)
 			}
 			got, rep := root.wait(t)
@@ -437,7 +412,7 @@ func TestRootDied(t *testing.T) {
 	root := p.start("rootdie", 0, "")
 	worker := p.start("rootdie", 0, "worker")
 	root.waitLine(t, lineRunning)
-	if err := root.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+	if err := root.c.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	err := worker.end(t)

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -15,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ibisgo/ibis/internal/selfexec"
 	"github.com/ibisgo/ibis/ipl"
 	"github.com/ibisgo/ibis/mpj"
 	"github.com/ibisgo/ibis/registry"
@@ -61,51 +61,35 @@ func runPeerGone(t *testing.T, impl, how, op string) {
 	defer srv.Close()
 	const p = 3
 	pool := fmt.Sprintf("mpj-gone-%s-%s-%s-%d", impl, how, op, time.Now().UnixNano())
-	type proc struct {
-		cmd   *exec.Cmd
-		stdin io.WriteCloser
-		out   strings.Builder
-		lines chan string
-		err   error
-		done  chan struct{}
-	}
-	procs := make([]*proc, p)
+	procs := make([]*goneProc, p)
 	for rank := range p {
-		pr := &proc{lines: make(chan string, 16), done: make(chan struct{})}
-		pr.cmd = exec.Command(os.Args[0], "-test.run=^$")
-		pr.cmd.Env = append(os.Environ(), envChild+"=1", envScenario+"="+op,
-			ipl.EnvRegistry+"="+srv.Addr(), ipl.EnvPool+"="+pool, ipl.EnvPoolSize+"="+strconv.Itoa(p),
-			ipl.EnvImpl+"="+impl, "IBIS_RANK="+strconv.Itoa(rank))
-		stdout, err := pr.cmd.StdoutPipe()
+		c, err := selfexec.Start(context.Background(), []string{selfexec.NoTests}, selfexec.WithStdoutPipe(), selfexec.WithStdinPipe(),
+			selfexec.WithEnv(envChild+"=1", envScenario+"="+op,
+				ipl.EnvRegistry+"="+srv.Addr(), ipl.EnvPool+"="+pool, ipl.EnvPoolSize+"="+strconv.Itoa(p),
+				ipl.EnvImpl+"="+impl, "IBIS_RANK="+strconv.Itoa(rank)))
 		if err != nil {
-			t.Fatal(err)
-		}
-		if pr.stdin, err = pr.cmd.StdinPipe(); err != nil {
-			t.Fatal(err)
-		}
-		var mu sync.Mutex
-		pr.cmd.Stderr = &lockedWriter{mu: &mu, w: &pr.out}
-		if err := pr.cmd.Start(); err != nil {
 			t.Fatalf("starting rank %d: %v", rank, err)
 		}
+		pr := &goneProc{c: c, lines: make(chan string, 16), done: make(chan struct{})}
 		procs[rank] = pr
 		go func() {
-			sc := bufio.NewScanner(stdout)
+			sc := bufio.NewScanner(c.StdoutPipe())
 			for sc.Scan() {
-				mu.Lock()
-				pr.out.WriteString(sc.Text() + "\n")
-				mu.Unlock()
+				pr.mu.Lock()
+				pr.stdout.WriteString(sc.Text() + "\n")
+				pr.mu.Unlock()
 				pr.lines <- sc.Text()
 			}
 			close(pr.lines)
-			pr.err = pr.cmd.Wait()
+			pr.err = c.Wait()
 			close(pr.done)
 		}()
 	}
 	defer func() {
 		for _, pr := range procs {
-			_ = pr.cmd.Process.Kill()
+			_ = pr.c.Kill()
 			<-pr.done
+			pr.c.Close()
 		}
 	}()
 	// Wait until the survivors say they are about to enter the collective.
@@ -115,16 +99,16 @@ func runPeerGone(t *testing.T, impl, how, op string) {
 			continue
 		}
 		if err := expectLine(procs[rank].lines, "entering "+op, deadline); err != nil {
-			t.Fatalf("rank %d: %v\n%s", rank, err, procs[rank].out.String())
+			t.Fatalf("rank %d: %v\n%s", rank, err, procs[rank].output())
 		}
 	}
 	time.Sleep(300 * time.Millisecond) // let them block in it
 	gone := time.Now()
 	if how == "kill" {
-		if err := procs[victimRank].cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		if err := procs[victimRank].c.Signal(syscall.SIGKILL); err != nil {
 			t.Fatal(err)
 		}
-	} else if _, err := io.WriteString(procs[victimRank].stdin, "close\n"); err != nil {
+	} else if _, err := io.WriteString(procs[victimRank].c.StdinPipe(), "close\n"); err != nil {
 		t.Fatal(err)
 	}
 	for rank := range p {
@@ -132,15 +116,15 @@ func runPeerGone(t *testing.T, impl, how, op string) {
 		select {
 		case <-pr.done:
 		case <-time.After(failWithin):
-			t.Fatalf("rank %d still runs %v after rank %d's %s:\n%s", rank, failWithin, victimRank, how, pr.out.String())
+			t.Fatalf("rank %d still runs %v after rank %d's %s:\n%s", rank, failWithin, victimRank, how, pr.output())
 		}
 		switch {
 		case rank == victimRank && how == "kill":
 		case pr.err != nil:
-			t.Errorf("rank %d: %v\n%s", rank, pr.err, pr.out.String())
+			t.Errorf("rank %d: %v\n%s", rank, pr.err, pr.output())
 		default:
 			t.Logf("rank %d ended %v after the %s: %s", rank, time.Since(gone).Round(time.Millisecond), how,
-				strings.TrimSpace(pr.out.String()))
+				strings.TrimSpace(pr.output()))
 		}
 	}
 }
@@ -162,15 +146,22 @@ func expectLine(lines <-chan string, prefix string, deadline <-chan time.Time) e
 	}
 }
 
-type lockedWriter struct {
-	mu *sync.Mutex
-	w  io.Writer
+// goneProc is one process of TestPeerGone: the lines it printed, as they come, and how it
+// ended.
+type goneProc struct {
+	c      *selfexec.Child
+	mu     sync.Mutex
+	stdout strings.Builder // the lines read so far
+	lines  chan string
+	err    error
+	done   chan struct{} // closed when the process is reaped and err set
 }
 
-func (l *lockedWriter) Write(b []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(b)
+// output is what the process printed so far, stdout then stderr, for a failure message.
+func (pr *goneProc) output() string {
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	return pr.stdout.String() + pr.c.Stderr()
 }
 
 // runScenario is one process of TestPeerGone. The victim waits after a barrier until

@@ -9,11 +9,11 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	_ "github.com/ibisgo/ibis/impl/mp"
+	"github.com/ibisgo/ibis/internal/selfexec"
 	"github.com/ibisgo/ibis/ipl"
 	"github.com/ibisgo/ibis/test/conformance"
 )
@@ -32,19 +32,17 @@ func TestMPIRun(t *testing.T) {
 		t.Run(fmt.Sprintf("np=%d", np), func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), poolTimeout+30*time.Second)
 			defer cancel()
-			args := append(conformance.MPIRunArgs(np), os.Args[0], "-test.run=^$")
-			cmd := exec.CommandContext(ctx, mpirun, args...)
-			// mpirun passes SIGTERM on to the ranks and cleans up; SIGKILL would orphan them.
-			cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
-			cmd.WaitDelay = 10 * time.Second
-			cmd.Env = append(os.Environ(), envChild+"=1", envMPI+"=1", ipl.EnvImpl+"=mp")
+			args := conformance.MPIRunArgs(np)
 			start := time.Now()
-			out, err := cmd.CombinedOutput()
+			// At the end of ctx mpirun gets SIGTERM, which it passes on to the ranks.
+			c, err := selfexec.Run(ctx, []string{selfexec.NoTests}, selfexec.WithLauncher(mpirun, args...),
+				selfexec.WithCombinedOutput(), selfexec.WithEnv(envChild+"=1", envMPI+"=1", ipl.EnvImpl+"=mp"))
 			if err != nil {
-				t.Fatalf("mpirun %v: %v\n%s", args, err, out)
+				t.Fatalf("mpirun %v: %v\n%s", args, err, c.Output())
 			}
+			out := c.Output()
 			for r := range np {
-				if line := fmt.Sprintf("mpj suite passed: rank %d of %d on mp\n", r, np); !strings.Contains(string(out), line) {
+				if line := fmt.Sprintf("mpj suite passed: rank %d of %d on mp\n", r, np); !strings.Contains(out, line) {
 					t.Errorf("no %q in the job's output:\n%s", line, out)
 				}
 			}

@@ -1,11 +1,9 @@
 package mpj_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"strconv"
 	"sync"
 	"testing"
@@ -16,6 +14,7 @@ import (
 	_ "github.com/ibisgo/ibis/impl/nio"
 	_ "github.com/ibisgo/ibis/impl/tcp"
 	"github.com/ibisgo/ibis/internal/leakcheck"
+	"github.com/ibisgo/ibis/internal/selfexec"
 	"github.com/ibisgo/ibis/ipl"
 	"github.com/ibisgo/ibis/mpj"
 	"github.com/ibisgo/ibis/registry"
@@ -49,33 +48,30 @@ func runPool(t *testing.T, impl string, p int) {
 	}
 	defer srv.Close()
 	pool := fmt.Sprintf("mpj-%s-%d-%d", impl, p, time.Now().UnixNano())
-	outs := make([]bytes.Buffer, p)
+	children := make([]*selfexec.Child, p)
 	errs := make([]error, p)
 	var wg sync.WaitGroup
 	for i := range p {
-		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), envChild+"=1",
+		c, err := selfexec.Start(context.Background(), []string{selfexec.NoTests}, selfexec.WithEnv(envChild+"=1",
 			ipl.EnvRegistry+"="+srv.Addr(), ipl.EnvPool+"="+pool, ipl.EnvPoolSize+"="+strconv.Itoa(p),
-			ipl.EnvImpl+"="+impl, "IBIS_RANK="+strconv.Itoa(p-1-i))
-		cmd.Stdout, cmd.Stderr = &outs[i], &outs[i]
-		if err := cmd.Start(); err != nil {
+			ipl.EnvImpl+"="+impl, "IBIS_RANK="+strconv.Itoa(p-1-i)))
+		if err != nil {
 			t.Fatalf("starting process %d: %v", i, err)
 		}
+		children[i] = c
 		wg.Go(func() {
-			done := make(chan error, 1)
-			go func() { done <- cmd.Wait() }()
 			select {
-			case errs[i] = <-done:
+			case <-c.Done():
+				errs[i] = c.Wait()
 			case <-time.After(poolTimeout + 10*time.Second):
-				_ = cmd.Process.Kill()
-				errs[i] = fmt.Errorf("did not end: %w", <-done)
+				errs[i] = fmt.Errorf("did not end: %w", c.Kill())
 			}
 		})
 	}
 	wg.Wait()
 	for i := range p {
 		if errs[i] != nil {
-			t.Errorf("process %d (rank %d): %v\n%s", i, p-1-i, errs[i], outs[i].String())
+			t.Errorf("process %d (rank %d): %v\n%s", i, p-1-i, errs[i], children[i].Output())
 		}
 	}
 }

@@ -9,13 +9,13 @@ import (
 	"io"
 	"net"
 	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/ibisgo/ibis/internal/poolauth"
+	"github.com/ibisgo/ibis/internal/selfexec"
 	"github.com/ibisgo/ibis/registry"
 )
 
@@ -196,27 +196,15 @@ func TestCrossProcessKilledMemberDies(t *testing.T) {
 	c0 := join(t, s, "xproc")
 	c1 := join(t, s, "xproc")
 
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childAddrEnv+"="+s.Addr(), childPoolEnv+"=xproc", "GORACE=atexit_sleep_ms=0")
-	stdout, err := cmd.StdoutPipe()
+	c, err := selfexec.Start(context.Background(), []string{selfexec.NoTests}, selfexec.WithStdoutPipe(),
+		selfexec.WithEnv(childAddrEnv+"="+s.Addr(), childPoolEnv+"=xproc"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	killed := false
-	defer func() {
-		if !killed {
-			_ = cmd.Process.Kill()
-		}
-		_ = cmd.Wait()
-	}()
-	line, err := bufio.NewReader(stdout).ReadString('\n')
+	defer c.Close()
+	line, err := bufio.NewReader(c.StdoutPipe()).ReadString('\n')
 	if err != nil {
-		t.Fatalf("child did not report its join: %v (stderr: %s)", err, stderr.String())
+		t.Fatalf("child did not report its join: %v (stderr: %s)", err, c.Stderr())
 	}
 	if !strings.HasPrefix(line, "joined xproc/2") {
 		t.Fatalf("child says %q", line)
@@ -225,10 +213,9 @@ func TestCrossProcessKilledMemberDies(t *testing.T) {
 		return ev.Type == registry.Joined && ev.Member.Tag == "child"
 	}).Member
 
-	if err := cmd.Process.Kill(); err != nil { // SIGKILL
+	if err := c.Signal(os.Kill); err != nil { // SIGKILL
 		t.Fatal(err)
 	}
-	killed = true
 	for _, c := range []*registry.Client{c0, c1} {
 		waitEvent(t, c, "Died", isEvent(registry.Died, child))
 		for _, m := range c.Members() {

@@ -2,63 +2,33 @@ package registry_test
 
 import (
 	"bufio"
-	"bytes"
+	"context"
 	"errors"
-	"io"
-	"os"
-	"os/exec"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 
+	"github.com/ibisgo/ibis/internal/selfexec"
 	"github.com/ibisgo/ibis/registry"
 )
-
-// lockedBuffer collects a child's stderr while it runs.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // child is a process running this test binary in a child mode.
 type child struct {
 	t      *testing.T
-	cmd    *exec.Cmd
+	c      *selfexec.Child
 	stdout *bufio.Reader
-	stderr *lockedBuffer
-	gone   bool
 }
 
 // startChild runs this test binary with env added, and returns once it
 // started; the process is killed at the end of the test if it still runs.
 func startChild(t *testing.T, env ...string) *child {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(append(os.Environ(), "GORACE=atexit_sleep_ms=0"), env...)
-	out, err := cmd.StdoutPipe()
+	c, err := selfexec.Start(context.Background(), []string{selfexec.NoTests}, selfexec.WithStdoutPipe(), selfexec.WithEnv(env...))
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &child{t: t, cmd: cmd, stdout: bufio.NewReader(out), stderr: &lockedBuffer{}}
-	cmd.Stderr = c.stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.kill)
-	return c
+	t.Cleanup(c.Close)
+	return &child{t: t, c: c, stdout: bufio.NewReader(c.StdoutPipe())}
 }
 
 // line returns the child's next line of output.
@@ -66,21 +36,13 @@ func (c *child) line() string {
 	c.t.Helper()
 	l, err := c.stdout.ReadString('\n')
 	if err != nil {
-		c.t.Fatalf("child said nothing: %v (stderr:\n%s)", err, c.stderr.String())
+		c.t.Fatalf("child said nothing: %v (stderr:\n%s)", err, c.c.Stderr())
 	}
 	return strings.TrimSpace(l)
 }
 
 // kill sends SIGKILL and reaps the process.
-func (c *child) kill() {
-	if c.gone {
-		return
-	}
-	c.gone = true
-	_ = c.cmd.Process.Kill()
-	_, _ = io.Copy(io.Discard, c.stdout)
-	_ = c.cmd.Wait()
-}
+func (c *child) kill() { c.c.Close() }
 
 // startServerProcess runs a registry server in a child process on addr
 // and returns it with the address it listens on.
@@ -90,7 +52,7 @@ func startServerProcess(t *testing.T, addr, grace string, env ...string) (*child
 	l := c.line()
 	got, ok := strings.CutPrefix(l, "serving ")
 	if !ok {
-		t.Fatalf("server says %q (stderr:\n%s)", l, c.stderr.String())
+		t.Fatalf("server says %q (stderr:\n%s)", l, c.c.Stderr())
 	}
 	return c, got
 }

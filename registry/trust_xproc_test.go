@@ -99,7 +99,7 @@ func TestCrossProcessSecretAndTLS(t *testing.T) {
 func waitLogLine(t *testing.T, c *child, want ...string) {
 	t.Helper()
 	eventually(t, "a line with "+strings.Join(want, ", ")+" in the server's log", func() bool {
-		for _, line := range strings.Split(c.stderr.String(), "\n") {
+		for _, line := range strings.Split(c.c.Stderr(), "\n") {
 			all := true
 			for _, w := range want {
 				all = all && strings.Contains(line, w)

@@ -7,11 +7,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	_ "github.com/ibisgo/ibis/impl/mp"
+	"github.com/ibisgo/ibis/internal/selfexec"
 	"github.com/ibisgo/ibis/test/conformance"
 )
 
@@ -40,15 +40,13 @@ func TestHelloOverMPI(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	args := append(conformance.MPIRunArgs(3), bin, "-impl", "mp", "-n", "4", "-timeout", "2m")
-	run := exec.CommandContext(ctx, "mpirun", args...)
-	run.Cancel = func() error { return run.Process.Signal(syscall.SIGTERM) }
-	run.WaitDelay = 10 * time.Second
-	out, err := run.CombinedOutput()
+	args := conformance.MPIRunArgs(3)
+	prog := []string{"-impl", "mp", "-n", "4", "-timeout", "2m"}
+	c, err := selfexec.Run(ctx, prog, selfexec.WithProgram(bin), selfexec.WithLauncher("mpirun", args...), selfexec.WithCombinedOutput())
+	text := c.Output()
 	if err != nil {
-		t.Fatalf("mpirun %v: %v\n%s", args, err, out)
+		t.Fatalf("mpirun %v %s %v: %v\n%s", args, bin, prog, err, text)
 	}
-	text := string(out)
 	if !strings.Contains(text, "server: served 8 requests") {
 		t.Errorf("the server did not serve both clients' 4 requests:\n%s", text)
 	}

@@ -9,9 +9,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ibisgo/ibis/internal/selfexec"
 )
 
 // TestBarnesHutMPI runs barneshut built with -tags mpi as mpirun jobs of 1 to 3 ranks with
@@ -39,15 +40,12 @@ func TestBarnesHutMPI(t *testing.T) {
 			if os.Geteuid() == 0 {
 				args = append(args, "--allow-run-as-root")
 			}
-			args = append(args, bin, "-impl", "mp", "-bodies", fmt.Sprint(bodies), "-steps", fmt.Sprint(steps), "-q", "-timeout", "2m")
-			cmd := exec.CommandContext(ctx, mpirun, args...)
-			cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
-			cmd.WaitDelay = 10 * time.Second
-			out, err := cmd.CombinedOutput()
+			prog := []string{"-impl", "mp", "-bodies", fmt.Sprint(bodies), "-steps", fmt.Sprint(steps), "-q", "-timeout", "2m"}
+			c, err := selfexec.Run(ctx, prog, selfexec.WithProgram(bin), selfexec.WithLauncher(mpirun, args...), selfexec.WithCombinedOutput())
 			if err != nil {
-				t.Fatalf("mpirun %s: %v\n%s", strings.Join(args, " "), err, out)
+				t.Fatalf("mpirun %s %s %s: %v\n%s", strings.Join(args, " "), bin, strings.Join(prog, " "), err, c.Output())
 			}
-			r := parseResult(t, string(out))
+			r := parseResult(t, c.Output())
 			if r["procs"] != fmt.Sprint(np) || r["impl"] != "mp" {
 				t.Errorf("ran as %v, want %d ranks over mp", r, np)
 			}

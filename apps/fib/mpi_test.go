@@ -10,11 +10,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/ibisgo/ibis/internal/apptest"
+	"github.com/ibisgo/ibis/internal/selfexec"
 )
 
 // TestDivideAndConquerMPI runs the divide-and-conquer applications (fib, nqueens, uts),
@@ -54,19 +54,15 @@ func TestDivideAndConquerMPI(t *testing.T) {
 			if os.Geteuid() == 0 {
 				args = append(args, "--allow-run-as-root")
 			}
-			args = append(args, filepath.Join(dir, tc.app), "-impl", "mp", "-steal", tc.algo, "-json", "-timeout", "3m")
-			args = append(args, tc.args...)
-			cmd := exec.CommandContext(ctx, mpirun, args...)
-			cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
-			cmd.WaitDelay = 10 * time.Second
-			var stderr strings.Builder
-			cmd.Stderr = &stderr
-			out, err := cmd.Output()
+			bin := filepath.Join(dir, tc.app)
+			prog := append([]string{"-impl", "mp", "-steal", tc.algo, "-json", "-timeout", "3m"}, tc.args...)
+			c, err := selfexec.Run(ctx, prog, selfexec.WithProgram(bin), selfexec.WithLauncher(mpirun, args...))
+			out := c.Stdout()
 			if err != nil {
-				t.Fatalf("mpirun %s: %v\n%s%s", strings.Join(args, " "), err, out, stderr.String())
+				t.Fatalf("mpirun %s %s %s: %v\n%s%s", strings.Join(args, " "), bin, strings.Join(prog, " "), err, out, c.Stderr())
 			}
 			var o apptest.Output
-			if err := json.Unmarshal(out, &o); err != nil {
+			if err := json.Unmarshal([]byte(out), &o); err != nil {
 				t.Fatalf("not one JSON object: %v\n%s", err, out)
 			}
 			if o.Impl != "mp" || o.Processes != tc.np || o.Statistics.Algorithm != tc.algo {

@@ -9,9 +9,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ibisgo/ibis/internal/selfexec"
 )
 
 // TestSORMPI runs sor built with -tags mpi as mpirun jobs of 1 to 4 ranks with -impl mp and
@@ -37,16 +38,14 @@ func TestSORMPI(t *testing.T) {
 			if os.Geteuid() == 0 {
 				args = append(args, "--allow-run-as-root")
 			}
-			args = append(args, bin, "-impl", "mp", "-n", fmt.Sprint(n), "-iters", fmt.Sprint(iters), "-verify", "-timeout", "2m")
+			prog := []string{"-impl", "mp", "-n", fmt.Sprint(n), "-iters", fmt.Sprint(iters), "-verify", "-timeout", "2m"}
 			if np == 3 {
-				args = append(args, "-async")
+				prog = append(prog, "-async")
 			}
-			cmd := exec.CommandContext(ctx, mpirun, args...)
-			cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
-			cmd.WaitDelay = 10 * time.Second
-			out, err := cmd.CombinedOutput()
+			c, err := selfexec.Run(ctx, prog, selfexec.WithProgram(bin), selfexec.WithLauncher(mpirun, args...), selfexec.WithCombinedOutput())
+			out := c.Output()
 			if err != nil {
-				t.Fatalf("mpirun %s: %v\n%s", strings.Join(args, " "), err, out)
+				t.Fatalf("mpirun %s %s %s: %v\n%s", strings.Join(args, " "), bin, strings.Join(prog, " "), err, out)
 			}
 			r := parseResult(t, string(out))
 			if r["procs"] != fmt.Sprint(np) || r["impl"] != "mp" {

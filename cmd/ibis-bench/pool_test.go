@@ -1,16 +1,15 @@
 package main
 
 import (
-	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/ibisgo/ibis/cmd/ibis-bench/internal/cluster"
+	"github.com/ibisgo/ibis/internal/selfexec"
 	"github.com/ibisgo/ibis/ipl"
 	"github.com/ibisgo/ibis/registry"
 )
@@ -27,34 +26,29 @@ func TestExistingPool(t *testing.T) {
 	pool := fmt.Sprintf("existing-%d", time.Now().UnixNano())
 	args := []string{"pingpong", "-sizes", "0,1024", "-reps", "3", "-min-batch", "0", "-warmup", "1", "-types", "bytes", "-q"}
 	enc, _ := json.Marshal(args)
-	self, err := os.Executable()
+	c, err := selfexec.Start(context.Background(), nil, selfexec.WithEnv(cluster.EnvPeerArgs+"="+string(enc),
+		ipl.EnvRegistry+"="+srv.Addr(), ipl.EnvPool+"="+pool, ipl.EnvPoolSize+"=2"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(self)
-	cmd.Env = append(os.Environ(), cluster.EnvPeerArgs+"="+string(enc),
-		ipl.EnvRegistry+"="+srv.Addr(), ipl.EnvPool+"="+pool, ipl.EnvPoolSize+"=2")
-	var peerOut, peerErr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &peerOut, &peerErr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	defer c.Close()
 	code, out, errs := runCmd(t, append(args, "-registry", srv.Addr(), "-pool", pool, "-pool-size", "2")...)
-	werr := cmd.Wait()
+	werr := c.Wait()
 	if code != 0 || werr != nil {
-		t.Fatalf("this process: exit %d, %s\nother: %v, %s", code, errs, werr, peerErr.String())
+		t.Fatalf("this process: exit %d, %s\nother: %v, %s", code, errs, werr, c.Stderr())
 	}
+	peerOut := c.Stdout()
 	printed := 0
-	for _, o := range []string{out, peerOut.String()} {
+	for _, o := range []string{out, peerOut} {
 		if strings.Contains(o, "pingpong bytes") {
 			printed++
 		}
 	}
 	if printed != 1 {
-		t.Fatalf("%d processes printed the report\nthis:\n%s\nother:\n%s", printed, out, peerOut.String())
+		t.Fatalf("%d processes printed the report\nthis:\n%s\nother:\n%s", printed, out, peerOut)
 	}
-	if !strings.Contains(out+peerOut.String(), "of pool "+pool) {
-		t.Errorf("the report does not name the pool:\n%s%s", out, peerOut.String())
+	if !strings.Contains(out+peerOut, "of pool "+pool) {
+		t.Errorf("the report does not name the pool:\n%s%s", out, peerOut)
 	}
 }
 

@@ -1,12 +1,11 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,6 +15,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/ibisgo/ibis/internal/leakcheck"
+	"github.com/ibisgo/ibis/internal/selfexec"
 	"github.com/ibisgo/ibis/registry"
 )
 
@@ -51,29 +51,21 @@ func runPool(t *testing.T, np int, impl string, args ...string) []procOut {
 	defer srv.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), poolTimeout)
 	defer cancel()
-	var base []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "IBIS_") {
-			base = append(base, kv)
-		}
-	}
-	base = append(base, envChild+"=1", "GORACE=atexit_sleep_ms=0", "IBIS_REGISTRY="+srv.Addr(),
-		"IBIS_POOL="+strings.ReplaceAll(t.Name(), "/", "-"), "IBIS_POOL_SIZE="+strconv.Itoa(np), "IBIS_IMPL="+impl)
+	base := []string{envChild + "=1", "IBIS_REGISTRY=" + srv.Addr(),
+		"IBIS_POOL=" + strings.ReplaceAll(t.Name(), "/", "-"), "IBIS_POOL_SIZE=" + strconv.Itoa(np), "IBIS_IMPL=" + impl}
 	outs := make([]procOut, np)
 	var wg sync.WaitGroup
 	for i := range np {
-		cmd := exec.CommandContext(ctx, os.Args[0], args...)
-		cmd.Env = append(base, "IBIS_RANK="+strconv.Itoa(i))
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		if err := cmd.Start(); err != nil {
+		c, err := selfexec.Start(ctx, args, selfexec.WithoutEnv("IBIS_"),
+			selfexec.WithEnv(append(slices.Clone(base), "IBIS_RANK="+strconv.Itoa(i))...))
+		if err != nil {
 			cancel()
 			wg.Wait()
 			t.Fatal(err)
 		}
 		wg.Go(func() {
-			err := cmd.Wait()
-			outs[i] = procOut{code: cmd.ProcessState.ExitCode(), stdout: stdout.String(), stderr: stderr.String()}
+			err := c.Wait()
+			outs[i] = procOut{code: c.ExitCode(), stdout: c.Stdout(), stderr: c.Stderr()}
 			if err != nil {
 				cancel() // a failed process: end the others
 			}

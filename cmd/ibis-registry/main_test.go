@@ -9,7 +9,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"syscall"
@@ -18,6 +17,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/ibisgo/ibis/internal/selfexec"
 	"github.com/ibisgo/ibis/registry"
 )
 
@@ -44,31 +44,24 @@ func TestMain(m *testing.M) {
 func TestSignalStopsCleanly(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
 		t.Run(sig.String(), func(t *testing.T) {
-			cmd := exec.Command(os.Args[0], "-test.run=^$")
-			cmd.Env = append(os.Environ(), childEnv+"=1", "GORACE=atexit_sleep_ms=0")
-			stdout, err := cmd.StdoutPipe()
+			c, err := selfexec.Start(context.Background(), []string{selfexec.NoTests}, selfexec.WithStdoutPipe(),
+				selfexec.WithEnv(childEnv+"=1"))
 			if err != nil {
 				t.Fatal(err)
 			}
-			var stderr syncBuffer
-			cmd.Stderr = &stderr
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			line, err := bufio.NewReader(stdout).ReadString('\n')
+			defer c.Close()
+			line, err := bufio.NewReader(c.StdoutPipe()).ReadString('\n')
 			if err != nil || !strings.HasPrefix(line, "ibis-registry listening on 127.0.0.1:") {
-				_ = cmd.Process.Kill()
-				_ = cmd.Wait()
-				t.Fatalf("first line %q, %v; stderr:\n%s", line, err, stderr.String())
+				t.Fatalf("first line %q, %v; stderr:\n%s", line, err, c.Stderr())
 			}
-			if err := cmd.Process.Signal(sig); err != nil {
+			if err := c.Signal(sig); err != nil {
 				t.Fatal(err)
 			}
-			if err := cmd.Wait(); err != nil {
-				t.Fatalf("exit after %v: %v; stderr:\n%s", sig, err, stderr.String())
+			if err := c.Wait(); err != nil {
+				t.Fatalf("exit after %v: %v; stderr:\n%s", sig, err, c.Stderr())
 			}
-			if !strings.Contains(stderr.String(), "shutting down") {
-				t.Fatalf("no shutdown message; stderr:\n%s", stderr.String())
+			if !strings.Contains(c.Stderr(), "shutting down") {
+				t.Fatalf("no shutdown message; stderr:\n%s", c.Stderr())
 			}
 		})
 	}

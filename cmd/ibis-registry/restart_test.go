@@ -5,14 +5,13 @@ import (
 	"context"
 	"errors"
 	"io"
-	"os"
-	"os/exec"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	_ "github.com/ibisgo/ibis/impl/tcp"
+	"github.com/ibisgo/ibis/internal/selfexec"
 	"github.com/ibisgo/ibis/ipl"
 	"github.com/ibisgo/ibis/registry"
 )
@@ -20,49 +19,32 @@ import (
 // registryProcess is ibis-registry running in a child process (this test
 // binary running main()).
 type registryProcess struct {
-	t      *testing.T
-	cmd    *exec.Cmd
-	stdout *bufio.Reader
-	stderr *syncBuffer
-	addr   string
-	done   bool
+	c    *selfexec.Child
+	addr string
 }
 
 // startRegistry runs ibis-registry with args in a child process and waits
 // until it listens.
 func startRegistry(t *testing.T, args ...string) *registryProcess {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childEnv+"=1", childArgsEnv+"="+strings.Join(args, " "), "GORACE=atexit_sleep_ms=0")
-	out, err := cmd.StdoutPipe()
+	c, err := selfexec.Start(context.Background(), []string{selfexec.NoTests}, selfexec.WithStdoutPipe(),
+		selfexec.WithEnv(childEnv+"=1", childArgsEnv+"="+strings.Join(args, " ")))
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &registryProcess{t: t, cmd: cmd, stdout: bufio.NewReader(out), stderr: &syncBuffer{}}
-	cmd.Stderr = p.stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(p.kill)
-	line, err := p.stdout.ReadString('\n')
+	t.Cleanup(c.Close)
+	stdout := bufio.NewReader(c.StdoutPipe())
+	line, err := stdout.ReadString('\n')
 	addr, ok := strings.CutPrefix(strings.TrimSpace(line), "ibis-registry listening on ")
 	if err != nil || !ok {
-		t.Fatalf("first line %q, %v; stderr:\n%s", line, err, p.stderr.String())
+		t.Fatalf("first line %q, %v; stderr:\n%s", line, err, c.Stderr())
 	}
-	p.addr = addr
-	go func() { _, _ = io.Copy(io.Discard, p.stdout) }() // -events lines, should there be any
-	return p
+	go func() { _, _ = io.Copy(io.Discard, stdout) }() // -events lines, should there be any; ends at Close
+	return &registryProcess{c: c, addr: addr}
 }
 
 // kill sends SIGKILL and reaps the process.
-func (p *registryProcess) kill() {
-	if p.done {
-		return
-	}
-	p.done = true
-	_ = p.cmd.Process.Kill()
-	_ = p.cmd.Wait()
-}
+func (p *registryProcess) kill() { p.c.Close() }
 
 // waitIbisEvent skips events of ib until one of type typ (for which match,
 // if given, holds) and returns it.

@@ -188,17 +188,17 @@ func TestSecuredRegistryProcess(t *testing.T) {
 		if !errors.Is(err, registry.ErrUnauthenticated) {
 			t.Fatalf("%s: %v, want ErrUnauthenticated", c.name, err)
 		}
-		waitOutputLine(t, p.stderr, "refused a connection", c.log, "127.0.0.1:")
+		waitOutputLine(t, p.c.Stderr, "refused a connection", c.log, "127.0.0.1:")
 	}
 }
 
-// waitOutputLine waits until one line of the output holds every one of
-// want.
-func waitOutputLine(t *testing.T, b *syncBuffer, want ...string) {
+// waitOutputLine waits until one line of the output (what output returns)
+// holds every one of want.
+func waitOutputLine(t *testing.T, output func() string, want ...string) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		for _, line := range strings.Split(b.String(), "\n") {
+		for _, line := range strings.Split(output(), "\n") {
 			all := true
 			for _, w := range want {
 				all = all && strings.Contains(line, w)
@@ -208,7 +208,7 @@ func waitOutputLine(t *testing.T, b *syncBuffer, want ...string) {
 			}
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("no line with %q in the output:\n%s", want, b.String())
+			t.Fatalf("no line with %q in the output:\n%s", want, output())
 		}
 		time.Sleep(time.Millisecond)
 	}

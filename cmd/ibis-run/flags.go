@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ibisgo/ibis/cmd/ibis-run/internal/launch"
+	"github.com/ibisgo/ibis/internal/launch"
 	"github.com/ibisgo/ibis/registry"
 )
 

@@ -14,7 +14,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
-	"github.com/ibisgo/ibis/cmd/ibis-run/internal/launch"
+	"github.com/ibisgo/ibis/internal/launch"
 	"github.com/ibisgo/ibis/internal/metrics"
 	"github.com/ibisgo/ibis/registry"
 )

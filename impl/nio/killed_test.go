@@ -1,17 +1,16 @@
 package nio
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/ibisgo/ibis/internal/selfexec"
 	"github.com/ibisgo/ibis/ipl"
 	"github.com/ibisgo/ibis/registry"
 )
@@ -135,13 +134,10 @@ func runKilledChild() int {
 
 // killedPair is the parent's side of a test: its Ibis and the child process.
 type killedPair struct {
-	t      *testing.T
-	ib     ipl.Ibis
-	child  ipl.IbisIdentifier
-	cmd    *exec.Cmd
-	output bytes.Buffer
-	done   chan error
-	killed bool
+	t     *testing.T
+	ib    ipl.Ibis
+	child ipl.IbisIdentifier
+	c     *selfexec.Child
 }
 
 // startKilledPair starts a registry, the parent's Ibis (with props), runs setup on it,
@@ -174,22 +170,17 @@ func startKilledPair(ctx context.Context, t *testing.T, role string, ports []str
 	if setup != nil {
 		setup(ib)
 	}
-	p := &killedPair{t: t, ib: ib, done: make(chan error, 1)}
-	p.cmd = exec.Command(os.Args[0], "-test.run=^$")
-	p.cmd.Env = append(os.Environ(), envKilledChild+"="+role, envKilledPorts+"="+strings.Join(ports, ","),
-		envKilledRegistry+"="+srv.Addr(), envKilledPool+"="+pool)
-	p.cmd.Stdout, p.cmd.Stderr = &p.output, &p.output
-	if err := p.cmd.Start(); err != nil {
+	c, err := selfexec.Start(context.Background(), []string{selfexec.NoTests}, selfexec.WithCombinedOutput(),
+		selfexec.WithEnv(envKilledChild+"="+role, envKilledPorts+"="+strings.Join(ports, ","),
+			envKilledRegistry+"="+srv.Addr(), envKilledPool+"="+pool))
+	if err != nil {
 		t.Fatal(err)
 	}
-	go func() { p.done <- p.cmd.Wait() }()
+	p := &killedPair{t: t, ib: ib, c: c}
 	t.Cleanup(func() {
-		if !p.killed {
-			_ = p.cmd.Process.Kill()
-			<-p.done
-		}
+		c.Close()
 		if t.Failed() {
-			t.Logf("the child's output:\n%s", p.output.String())
+			t.Logf("the child's output:\n%s", c.Output())
 		}
 	})
 	if err := ib.Registry().WaitUntilPoolClosed(ctx); err != nil {
@@ -211,18 +202,16 @@ func startKilledPair(ctx context.Context, t *testing.T, role string, ports []str
 func (p *killedPair) kill() {
 	p.t.Helper()
 	select {
-	case err := <-p.done:
-		p.killed = true
-		p.t.Fatalf("the child ended before it was killed: %v", err)
+	case <-p.c.Done():
+		p.t.Fatalf("the child ended before it was killed: %v", p.c.Wait())
 	default:
 	}
-	if err := p.cmd.Process.Kill(); err != nil {
+	if err := p.c.Signal(os.Kill); err != nil {
 		p.t.Fatal(err)
 	}
-	<-p.done
-	p.killed = true
-	if ws, ok := p.cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
-		p.t.Fatalf("the child ended with %v, not by SIGKILL", p.cmd.ProcessState)
+	_ = p.c.Wait()
+	if ws, ok := p.c.ProcessState().Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
+		p.t.Fatalf("the child ended with %v, not by SIGKILL", p.c.ProcessState())
 	}
 }
 

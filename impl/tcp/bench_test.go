@@ -7,13 +7,13 @@ import (
 	"io"
 	"net"
 	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 	"unsafe"
 
+	"github.com/ibisgo/ibis/internal/selfexec"
 	"github.com/ibisgo/ibis/ipl"
 	"github.com/ibisgo/ibis/registry"
 )
@@ -38,16 +38,16 @@ const (
 
 type benchPeers struct {
 	raw    net.Conn
-	rawCmd *exec.Cmd
+	rawCmd *selfexec.Child
 	// raw2 is a second raw baseline with one connection per direction, the shape of
 	// Ibis connections (a send port to a receive port is one-way).
 	raw2out, raw2in net.Conn
-	raw2Cmd         *exec.Cmd
+	raw2Cmd         *selfexec.Child
 	srv             *registry.Server
 	ib              ipl.Ibis
 	sp              ipl.SendPort
 	rp              ipl.ReceivePort
-	ibisCmd         *exec.Cmd
+	ibisCmd         *selfexec.Child
 }
 
 var (
@@ -56,15 +56,15 @@ var (
 	peersErr  error
 )
 
-func startPeer(env ...string) (*exec.Cmd, io.ReadCloser, error) {
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), env...)
-	cmd.Stderr = os.Stderr
-	out, err := cmd.StdoutPipe()
+// startPeer starts a peer process (this test binary with env) and returns it with its
+// standard output, where it says its address.
+func startPeer(env ...string) (*selfexec.Child, io.Reader, error) {
+	c, err := selfexec.Start(context.Background(), []string{selfexec.NoTests}, selfexec.WithEnv(env...),
+		selfexec.WithStdoutPipe(), selfexec.WithStderr(os.Stderr))
 	if err != nil {
 		return nil, nil, err
 	}
-	return cmd, out, cmd.Start()
+	return c, c.StdoutPipe(), nil
 }
 
 func getPeers(b *testing.B) *benchPeers {
@@ -158,10 +158,9 @@ func stopBenchPeers() {
 	if peers.ib != nil {
 		_ = peers.ib.Close()
 	}
-	for _, c := range []*exec.Cmd{peers.rawCmd, peers.raw2Cmd, peers.ibisCmd} {
-		if c != nil && c.Process != nil {
-			_ = c.Process.Kill()
-			_ = c.Wait()
+	for _, c := range []*selfexec.Child{peers.rawCmd, peers.raw2Cmd, peers.ibisCmd} {
+		if c != nil {
+			c.Close()
 		}
 	}
 	if peers.srv != nil {

@@ -1,8 +1,8 @@
 // Package applaunch starts a local pool for the applications' -np flag (apps/sor,
 // apps/barneshut): an embedded registry and np copies of the running executable with the
 // environment cmd/ibis-run gives its processes (ServerOptions also configures the registry
-// of ibis-bench's own peers). cmd/ibis-run's own launcher is internal
-// to it and does more (output prefixes, flags); the applications need only this.
+// of ibis-bench's own peers). internal/launch, the launcher of cmd/ibis-run and ibis-bench,
+// does more (output prefixes, process groups); the applications need only this.
 package applaunch
 
 import (

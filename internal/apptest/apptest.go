@@ -4,15 +4,13 @@
 package apptest
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"os"
-	"os/exec"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ibisgo/ibis/internal/selfexec"
 )
 
 // EnvAsMain, set to 1, makes a test binary run the program's main (see TestMain in the
@@ -25,25 +23,16 @@ func Run(t *testing.T, env []string, args ...string) (stdout, stderr string, cod
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, os.Args[0], args...)
-	// The race detector sleeps a second before a process exits, unless told not to.
-	cmd.Env = []string{EnvAsMain + "=1", "GORACE=atexit_sleep_ms=0 " + os.Getenv("GORACE")}
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "IBIS_") && !strings.HasPrefix(kv, "GORACE=") && !strings.HasPrefix(kv, EnvAsMain) {
-			cmd.Env = append(cmd.Env, kv)
-		}
+	c, err := selfexec.Run(ctx, args, selfexec.WithoutEnv("IBIS_", EnvAsMain),
+		selfexec.WithEnv(append([]string{EnvAsMain + "=1"}, env...)...), selfexec.WithWaitDelay(15*time.Second))
+	if c == nil {
+		t.Fatalf("%v: %v", args, err)
 	}
-	cmd.Env = append(cmd.Env, env...)
-	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
-	cmd.WaitDelay = 15 * time.Second
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code = cmd.ProcessState.ExitCode()
+	code = c.ExitCode()
 	if err != nil && code <= 0 {
-		t.Fatalf("%v: %v\n%s", args, err, errb.String())
+		t.Fatalf("%v: %v\n%s", args, err, c.Stderr())
 	}
-	return out.String(), errb.String(), code
+	return c.Stdout(), c.Stderr(), code
 }
 
 // Output is the part of an application's -json output the tests check.

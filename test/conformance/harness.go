@@ -1,11 +1,9 @@
 package conformance
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"sort"
 	"strconv"
 	"strings"
@@ -14,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ibisgo/ibis/internal/selfexec"
 	"github.com/ibisgo/ibis/ipl"
 	"github.com/ibisgo/ibis/registry"
 )
@@ -170,9 +169,7 @@ func childrenOf(ib ipl.Ibis) []ipl.IbisIdentifier {
 
 // child is a running child process.
 type child struct {
-	cmd      *exec.Cmd
-	stderr   bytes.Buffer
-	done     chan error
+	c        *selfexec.Child // its output: stdout and stderr together
 	killed   bool
 	reported bool // its output is already in the test log
 }
@@ -208,31 +205,27 @@ func runCase(t *testing.T, opts Options, tc *testCase) {
 		t.Fatalf("electing the parent: %v", err)
 	}
 	kids := make([]*child, tc.children)
-	for i := range kids {
-		c := &child{done: make(chan error, 1)}
-		c.cmd = exec.Command(os.Args[0], "-test.run=^$")
-		c.cmd.Env = append(os.Environ(),
-			envCase+"="+tc.name, envIndex+"="+strconv.Itoa(i), envProps+"="+encodeProps(opts.Properties),
-			ipl.EnvRegistry+"="+srv.Addr(), ipl.EnvPool+"="+pool, ipl.EnvPoolSize+"="+strconv.Itoa(size),
-			ipl.EnvImpl+"="+opts.Impl)
-		c.cmd.Env = append(c.cmd.Env, cenv...)
-		c.cmd.Stderr = &c.stderr
-		c.cmd.Stdout = &c.stderr
-		if err := c.cmd.Start(); err != nil {
-			t.Fatalf("starting child %d: %v", i, err)
-		}
-		go func() { c.done <- c.cmd.Wait() }()
-		kids[i] = c
-	}
 	defer func() {
 		for i, c := range kids {
-			_ = c.cmd.Process.Kill()
-			err := <-c.done
+			if c == nil {
+				continue // its start failed (the Fatalf below)
+			}
+			err := c.c.Kill()
 			if t.Failed() && !c.reported {
-				t.Logf("child %d ended with %v; its output:\n%s", i, err, c.stderr.String())
+				t.Logf("child %d ended with %v; its output:\n%s", i, err, c.c.Output())
 			}
 		}
 	}()
+	for i := range kids {
+		env := append([]string{envCase + "=" + tc.name, envIndex + "=" + strconv.Itoa(i), envProps + "=" + encodeProps(opts.Properties),
+			ipl.EnvRegistry + "=" + srv.Addr(), ipl.EnvPool + "=" + pool, ipl.EnvPoolSize + "=" + strconv.Itoa(size),
+			ipl.EnvImpl + "=" + opts.Impl}, cenv...)
+		sc, err := selfexec.Start(context.Background(), []string{selfexec.NoTests}, selfexec.WithEnv(env...), selfexec.WithCombinedOutput())
+		if err != nil {
+			t.Fatalf("starting child %d: %v", i, err)
+		}
+		kids[i] = &child{c: sc}
+	}
 	e := &Env{Ctx: ctx, Ibis: ib, Index: -1, Parent: ib.Identifier(), T: t, kids: kids}
 	if err := ib.Registry().WaitUntilPoolClosed(ctx); err != nil {
 		t.Fatalf("waiting for the children to join: %v", err)
@@ -244,39 +237,35 @@ func runCase(t *testing.T, opts Options, tc *testCase) {
 			continue
 		}
 		select {
-		case err := <-c.done:
-			c.done <- err
-			if err != nil {
+		case <-c.c.Done():
+			if err := c.c.Wait(); err != nil {
 				c.reported = true
-				t.Errorf("child %d: %v\n%s", i, err, c.stderr.String())
+				t.Errorf("child %d: %v\n%s", i, err, c.c.Output())
 			}
 		case <-ctx.Done():
-			_ = c.cmd.Process.Kill()
-			err := <-c.done
-			c.done <- err
+			_ = c.c.Kill()
 			c.reported = true
-			t.Errorf("child %d did not end\n%s", i, c.stderr.String())
+			t.Errorf("child %d did not end\n%s", i, c.c.Output())
 		}
 	}
 }
 
 // Stop suspends child i with SIGSTOP (a process that stops answering, as a swapped-out
 // or debugged one does); Continue resumes it.
-func (e *Env) Stop(i int) { _ = e.kids[i].cmd.Process.Signal(syscall.SIGSTOP) }
+func (e *Env) Stop(i int) { _ = e.kids[i].c.Signal(syscall.SIGSTOP) }
 
 // Continue resumes a child suspended by Stop.
-func (e *Env) Continue(i int) { _ = e.kids[i].cmd.Process.Signal(syscall.SIGCONT) }
+func (e *Env) Continue(i int) { _ = e.kids[i].c.Signal(syscall.SIGCONT) }
 
 // Wait waits for child i to end and returns its exit status as an error (nil: exit 0).
 func (e *Env) Wait(i int) error {
 	c := e.kids[i]
 	c.killed = true // ended and judged here, not again at the end of the case
 	select {
-	case err := <-c.done:
-		c.done <- err
-		if err != nil {
+	case <-c.c.Done():
+		if err := c.c.Wait(); err != nil {
 			c.reported = true
-			return fmt.Errorf("%w\n%s", err, c.stderr.String())
+			return fmt.Errorf("%w\n%s", err, c.c.Output())
 		}
 		return nil
 	case <-e.Ctx.Done():
@@ -288,9 +277,7 @@ func (e *Env) Wait(i int) error {
 func (e *Env) Kill(i int) {
 	c := e.kids[i]
 	c.killed = true
-	_ = c.cmd.Process.Kill()
-	err := <-c.done
-	c.done <- err
+	_ = c.c.Kill()
 }
 
 // sortedCases returns the suite's cases in the order of their names.

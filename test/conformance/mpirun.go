@@ -7,10 +7,10 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/ibisgo/ibis/internal/selfexec"
 	"github.com/ibisgo/ibis/ipl"
 )
 
@@ -86,24 +86,24 @@ func RunMPI(t *testing.T, opts Options, nps []int, parentTest string) {
 func runMPICase(t *testing.T, mpirun string, opts Options, np int, tc *testCase, parentTest string) {
 	ctx, cancel := context.WithTimeout(context.Background(), caseTimeout+30*time.Second)
 	defer cancel()
-	args := append(MPIRunArgs(np), os.Args[0], "-test.run=^"+parentTest+"$", "-test.v", "-test.count=1")
-	cmd := exec.CommandContext(ctx, mpirun, args...)
-	// mpirun passes SIGTERM on to the ranks and cleans up; SIGKILL would orphan them.
-	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
-	cmd.WaitDelay = 10 * time.Second
-	cmd.Env = append(os.Environ(), envMPI+"=1", envCase+"="+tc.name, envProps+"="+encodeProps(opts.Properties),
-		ipl.EnvImpl+"="+opts.Impl)
+	env := []string{envMPI + "=1", envCase + "=" + tc.name, envProps + "=" + encodeProps(opts.Properties),
+		ipl.EnvImpl + "=" + opts.Impl}
 	if tc.messageTimeout != 0 {
-		cmd.Env = append(cmd.Env, ipl.EnvMessageTimeout+"="+tc.messageTimeout.String())
+		env = append(env, ipl.EnvMessageTimeout+"="+tc.messageTimeout.String())
 	}
 	// Rank 0's embedded registry: the suite's generous failure detection (see heartbeat).
-	cmd.Env = append(cmd.Env, ipl.EnvHeartbeat+"="+heartbeat.String())
-	out, err := cmd.CombinedOutput()
+	env = append(env, ipl.EnvHeartbeat+"="+heartbeat.String())
+	// At the end of ctx mpirun gets SIGTERM, which it passes on to the ranks and cleans up
+	// (SIGKILL would orphan them).
+	args := MPIRunArgs(np)
+	c, err := selfexec.Run(ctx, []string{"-test.run=^" + parentTest + "$", "-test.v", "-test.count=1"},
+		selfexec.WithLauncher(mpirun, args...), selfexec.WithEnv(env...), selfexec.WithCombinedOutput())
+	out := c.Output()
 	if err != nil {
 		t.Errorf("mpirun %s: %v\n%s", strings.Join(args, " "), err, out)
 		return
 	}
-	if !strings.Contains(string(out), "--- PASS: "+parentTest) {
+	if !strings.Contains(out, "--- PASS: "+parentTest) {
 		t.Errorf("rank 0 did not report a pass of %s:\n%s", parentTest, out)
 	}
 }

@@ -1,19 +1,39 @@
 package cluster
 
 import (
-	"bytes"
 	"context"
 	"errors"
+	"os"
 	"strings"
-	"sync"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 
 	_ "github.com/ibisgo/ibis/impl/tcp"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// TestMain plays a started peer that fails at once (exit status 3), for TestPeerFails.
+func TestMain(m *testing.M) {
+	if IsPeer() {
+		os.Exit(3)
+	}
+	goleak.VerifyTestMain(m)
+}
+
+// TestPeerFails: a started peer that exits before the pool is complete ends Join at once
+// with ErrPeerFailed, rather than leaving the coordinator waiting for it.
+func TestPeerFails(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	g, err := Join(ctx, Settings{Args: []string{"fail"}}, Spec{Members: 2})
+	if !errors.Is(err, ErrPeerFailed) || g != nil {
+		t.Fatalf("Join = %v, %v; want ErrPeerFailed", g, err)
+	}
+	if !strings.Contains(err.Error(), "exited with status 3") {
+		t.Errorf("error %q does not say how the peer ended", err)
+	}
+}
 
 func TestExistingPoolChecks(t *testing.T) {
 	ctx := context.Background()
@@ -55,17 +75,5 @@ func TestPeerArgs(t *testing.T) {
 	t.Setenv(EnvPeerArgs, `not json`)
 	if args, ok := PeerArgs(); !ok || len(args) != 1 || !strings.HasPrefix(args[0], "invalid-") {
 		t.Fatalf("malformed: %v %v", args, ok)
-	}
-}
-
-func TestPrefixWriter(t *testing.T) {
-	var out bytes.Buffer
-	var mu sync.Mutex
-	p := &prefixWriter{mu: &mu, w: &out, prefix: []byte("[peer 1] ")}
-	_, _ = p.Write([]byte("one\ntw"))
-	_, _ = p.Write([]byte("o\nthree"))
-	p.flush()
-	if want := "[peer 1] one\n[peer 1] two\n[peer 1] three\n"; out.String() != want {
-		t.Fatalf("%q", out.String())
 	}
 }

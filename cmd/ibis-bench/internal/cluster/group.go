@@ -2,30 +2,24 @@ package cluster
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"slices"
-	"strconv"
 	"sync"
 	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/ibisgo/ibis/internal/applaunch"
+	"github.com/ibisgo/ibis/internal/launch"
 	"github.com/ibisgo/ibis/ipl"
 	"github.com/ibisgo/ibis/registry"
 )
 
 // election is the name of the election that picks the coordinator.
 const election = "ibis-bench/coordinator"
-
-// peerExitGrace is how long Close waits for started peers to exit on their own after
-// the coordinator left before it kills them.
-const peerExitGrace = 10 * time.Second
 
 // Settings say how this process finds its pool and what every member runs.
 type Settings struct {
@@ -40,7 +34,8 @@ type Settings struct {
 	Props map[string]string
 	// Args is the command line started peers run (subcommand first).
 	Args []string
-	// Stderr receives started peers' standard error (nil: discarded).
+	// Stderr receives started peers' standard error, each line with the peer's launch
+	// index in front as ibis-run writes it ("[0] ..."); nil discards it.
 	Stderr io.Writer
 	// Log receives diagnostics (nil: none).
 	Log *zap.Logger
@@ -76,19 +71,14 @@ type Group struct {
 	registryAddr, pool string
 	cancel             context.CancelCauseFunc
 	srv                *registry.Server
-	procs              []*peerProc
+	peers              *launch.Group      // the peer processes this one started; nil if none
+	peerExits          chan launch.Status // every started peer's end, as it happens
 	log                *zap.Logger
 	closeOnce          sync.Once
 	closeErr           error
 	mu                 sync.Mutex
 	coordID            string
-	outMu              sync.Mutex
 	started            bool
-}
-
-type peerProc struct {
-	cmd  *exec.Cmd
-	done chan error
 }
 
 // RegistryAddr returns the pool's registry address, for experiments that start
@@ -194,73 +184,6 @@ func Join(ctx context.Context, s Settings, spec Spec) (*Group, error) {
 	return g, nil
 }
 
-// waitClosed waits for the pool to fill, giving up early when a started peer exits.
-func (g *Group) waitClosed(ctx context.Context) error {
-	wctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	for _, p := range g.procs {
-		go func() {
-			select {
-			case err := <-p.done:
-				p.done <- err
-				cancel(fmt.Errorf("%w before the pool was complete: %v", ErrPeerFailed, exitText(err)))
-			case <-wctx.Done():
-			}
-		}()
-	}
-	err := g.Ibis.Registry().WaitUntilPoolClosed(wctx)
-	if err != nil && context.Cause(wctx) != nil && !errors.Is(context.Cause(wctx), context.Canceled) {
-		return context.Cause(wctx)
-	}
-	return err
-}
-
-func exitText(err error) string {
-	if err == nil {
-		return "exited"
-	}
-	return err.Error()
-}
-
-// startPeers starts n peer processes running s.Args in this pool.
-func (g *Group) startPeers(s Settings, n int) error {
-	self, err := os.Executable()
-	if err != nil {
-		return fmt.Errorf("finding this program to start peers: %w", err)
-	}
-	args, err := json.Marshal(s.Args)
-	if err != nil {
-		return fmt.Errorf("encoding the peers' arguments: %w", err)
-	}
-	for i := range n {
-		cmd := exec.Command(self)
-		cmd.Env = append(os.Environ(),
-			EnvPeerArgs+"="+string(args),
-			ipl.EnvRegistry+"="+g.registryAddr, ipl.EnvPool+"="+g.pool,
-			ipl.EnvPoolSize+"="+strconv.Itoa(n+1), ipl.EnvImpl+"="+s.Impl)
-		cmd.Stdout = io.Discard
-		cmd.Stderr = io.Discard
-		var pw *prefixWriter
-		if s.Stderr != nil {
-			pw = &prefixWriter{mu: &g.outMu, w: s.Stderr, prefix: fmt.Appendf(nil, "[peer %d] ", i)}
-			cmd.Stderr = pw
-		}
-		if err := cmd.Start(); err != nil {
-			return fmt.Errorf("starting peer %d: %w", i, err)
-		}
-		p := &peerProc{cmd: cmd, done: make(chan error, 1)}
-		go func() {
-			err := cmd.Wait() // returns after the output is copied
-			if pw != nil {
-				pw.flush()
-			}
-			p.done <- err
-		}()
-		g.procs = append(g.procs, p)
-	}
-	return nil
-}
-
 // event is the instance's registry event handler: it ends Ctx when a member this one
 // depends on goes away.
 func (g *Group) event(ev ipl.Event) {
@@ -335,21 +258,7 @@ func (g *Group) Close() error {
 			}
 		}
 		g.cancel(context.Canceled)
-		timer := time.NewTimer(peerExitGrace)
-		defer timer.Stop()
-		for i, p := range g.procs {
-			var err error
-			select {
-			case err = <-p.done:
-			case <-timer.C:
-				_ = p.cmd.Process.Kill()
-				err = <-p.done
-				err = fmt.Errorf("did not exit after the run and was killed (%v)", err)
-			}
-			if err != nil && g.closeErr == nil {
-				g.closeErr = fmt.Errorf("%w: peer %d: %v", ErrPeerFailed, i, err)
-			}
-		}
+		g.closeErr = g.waitPeers()
 		g.stopRegistry()
 	})
 	return g.closeErr

@@ -10,9 +10,10 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ibisgo/ibis/internal/selfexec"
 )
 
 // EnvRank is set by the launcher for every rank; a test that finds it set plays its
@@ -59,18 +60,16 @@ func Run(t *testing.T, np int, run string, timeout time.Duration, env ...string)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	args := append(Args(np), os.Args[0], "-test.run="+run, "-test.v", "-test.count=1")
-	if np == 0 {
-		mpirun, args = os.Args[0], args[len(args)-3:]
+	opts := []selfexec.Option{selfexec.WithEnv(append(env, EnvRank+"=1")...), selfexec.WithCombinedOutput()}
+	if np > 0 {
+		// At the end of ctx mpirun gets SIGTERM, which it passes on to the ranks and cleans
+		// up (SIGKILL would orphan them).
+		opts = append(opts, selfexec.WithLauncher(mpirun, Args(np)...))
 	}
-	cmd := exec.CommandContext(ctx, mpirun, args...)
-	// mpirun passes SIGTERM on to the ranks and cleans up; SIGKILL would orphan them.
-	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
-	cmd.WaitDelay = 10 * time.Second
-	cmd.Env = append(os.Environ(), append(env, EnvRank+"=1")...)
-	out, err := cmd.CombinedOutput()
+	c, err := selfexec.Run(ctx, []string{"-test.run=" + run, "-test.v", "-test.count=1"}, opts...)
+	out := c.Output()
 	if err != nil {
 		t.Fatalf("mpirun -np %d (%s): %v\n%s", np, run, err, out)
 	}
-	return string(out)
+	return out
 }

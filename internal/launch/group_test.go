@@ -282,6 +282,7 @@ func TestStartErrors(t *testing.T) {
 		{"negative grace", spec(1), []Option{WithGrace(-time.Second)}, ErrInvalid},
 		{"zero max line", spec(1), []Option{WithMaxLine(0)}, ErrInvalid},
 		{"nil failure hook", spec(1), []Option{WithOnFailure(nil)}, ErrInvalid},
+		{"nil exit hook", spec(1), []Option{WithOnExit(nil)}, ErrInvalid},
 		{"not on PATH", Spec{Program: "ibis-run-no-such-program", N: 1}, nil, exec.ErrNotFound},
 		{"no such file", Spec{Program: "./no/such/program", N: 1}, nil, ErrStart},
 	}
@@ -328,5 +329,31 @@ func TestLostOutputIsFailure(t *testing.T) {
 	}
 	if !st.Failed() || st.Code() == 0 {
 		t.Fatalf("status %+v does not count as failed", st)
+	}
+}
+
+// TestOnExitSeesEveryProcess: the exit function hears of every process, the successful ones
+// too, with the status Wait reports.
+func TestOnExitSeesEveryProcess(t *testing.T) {
+	var mu sync.Mutex
+	seen := map[int]int{}
+	onExit := WithOnExit(func(st Status) {
+		mu.Lock()
+		defer mu.Unlock()
+		seen[st.Index] = st.Code()
+	})
+	statuses, err := Run(context.Background(), spec(3), childEnv("exit", envCode+"=3"), onExit)
+	if !errors.Is(err, ErrChildFailed) {
+		t.Fatalf("Run: %v, want a failure", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, st := range statuses {
+		if code, ok := seen[st.Index]; st.Started && (!ok || code != st.Code()) {
+			t.Errorf("process %d: exit function saw %d (%v), Wait %d", st.Index, code, ok, st.Code())
+		}
+	}
+	if len(seen) == 0 {
+		t.Fatal("exit function never called")
 	}
 }

@@ -64,9 +64,10 @@ func Start(spec Spec, opts ...Option) (*Group, error) {
 		if o == nil {
 			return nil, fmt.Errorf("%w: nil option", ErrInvalid)
 		}
-		if err := o(&cfg); err != nil {
-			return nil, err
-		}
+		o(&cfg)
+	}
+	if err := cfg.validate(); err != nil {
+		return nil, err
 	}
 	if spec.N < 1 {
 		return nil, fmt.Errorf("%w: %d processes, want at least 1", ErrInvalid, spec.N)
@@ -172,7 +173,11 @@ func (g *Group) await(i int, p *proc) {
 		st.Err = fmt.Errorf("process %d output: %w", i, st.Err)
 	}
 
-	if first := g.recordExit(p, st); first != nil && g.cfg.onFailure != nil {
+	first := g.recordExit(p, st)
+	if g.cfg.onExit != nil {
+		g.cfg.onExit(st)
+	}
+	if first != nil && g.cfg.onFailure != nil {
 		g.cfg.onFailure(first)
 	}
 }

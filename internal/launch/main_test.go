@@ -2,17 +2,19 @@ package launch
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"net"
 	"os"
-	"os/exec"
 	"os/signal"
 	"strconv"
 	"syscall"
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/ibisgo/ibis/internal/selfexec"
 )
 
 // The test binary is its own child program: when envMode is set, TestMain runs the child
@@ -70,10 +72,8 @@ func childMain(mode string) int {
 	case "parent":
 		// Starts a grandchild that registers as a sleeper, then waits for it: stopping the
 		// group must reach the grandchild through the process group.
-		cmd := exec.Command(os.Args[0])
-		cmd.Env = append(os.Environ(), envMode+"=coord", envIndex+"=grandchild")
-		cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
-		if err := cmd.Run(); err != nil {
+		if _, err := selfexec.Run(context.Background(), nil, selfexec.WithEnv(envMode+"=coord", envIndex+"=grandchild"),
+			selfexec.WithStdout(os.Stdout), selfexec.WithStderr(os.Stderr)); err != nil {
 			fmt.Fprintln(os.Stderr, "grandchild:", err)
 			return 1
 		}

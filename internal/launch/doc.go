@@ -8,5 +8,6 @@
 // running after a grace period, so a broken pool never hangs.
 //
 // The package knows nothing about Ibis: the caller decides each process's environment. It is
-// internal to cmd/ibis-run, which adds the registry and the IBIS_* variables.
+// the one launcher of the module's commands: cmd/ibis-run adds the registry and the IBIS_*
+// variables, cmd/ibis-bench starts its peer processes with it.
 package launch

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/ibisgo/ibis/cmd/ibis-run/internal/launch"
+	"github.com/ibisgo/ibis/internal/launch"
 )
 
 // ExampleRun runs two copies of a program (here the test binary in its "hello" mode) and
