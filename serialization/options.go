@@ -76,6 +76,11 @@ func defaultReaderConfig() readerConfig {
 }
 
 // WriterOption configures a Writer (see NewWriter).
+//
+// The rest of the module's options are plain functions on a config (ipl.Option,
+// registry.Option, mpj.Option, ...). Here they are interfaces, as grpc's DialOption
+// is, because one option value (WithLogger) must configure both a Writer and a
+// Reader: a function type could serve only one of the two configs.
 type WriterOption interface{ applyWriter(*writerConfig) }
 
 // ReaderOption configures a Reader (see NewReader).
