@@ -231,14 +231,15 @@ const largeAllreduce = 64 << 10
 // doubling does), allgather retracing the halving steps, unfold.
 func (c *Comm) allreduceLarge(ctx context.Context, sendbuf, recvbuf any, op Op, dt Datatype, cnt int) error {
 	n, rank := c.Size(), c.rank
-	copyBuf(recvbuf, sendbuf) // the partial result lives in recvbuf (a no-op in place)
-	acc := recvbuf
+	// The partial result lives in recvbuf; src is this rank's operand until the first
+	// combine, so sendbuf is never copied (in place, both are recvbuf).
+	acc, src := recvbuf, sendbuf
 	pof2 := topMask(n + 1)
 	rem := n - pof2
 	newrank := rank - rem
 	if rank < 2*rem {
 		if rank%2 == 0 {
-			if err := c.csend(ctx, acc, rank+1, tagAllreduceLarge); err != nil {
+			if err := c.csend(ctx, sendbuf, rank+1, tagAllreduceLarge); err != nil {
 				return err
 			}
 			newrank = -1
@@ -246,17 +247,18 @@ func (c *Comm) allreduceLarge(ctx context.Context, sendbuf, recvbuf any, op Op, 
 			tmp := getScratch(dt, cnt)
 			err := c.crecv(ctx, tmp, rank-1, tagAllreduceLarge)
 			if err == nil {
-				combine(op, acc, tmp, acc)
+				combine(op, acc, tmp, sendbuf)
 			}
 			putScratch(dt, tmp)
 			if err != nil {
 				return err
 			}
+			src = acc
 			newrank = rank / 2
 		}
 	}
 	if newrank >= 0 {
-		if err := c.rabenseifner(ctx, acc, op, dt, cnt, newrank, pof2, rem); err != nil {
+		if err := c.rabenseifner(ctx, src, acc, op, dt, cnt, newrank, pof2, rem); err != nil {
 			return err
 		}
 	}
@@ -275,14 +277,14 @@ func (c *Comm) allreduceLarge(ctx context.Context, sendbuf, recvbuf any, op Op, 
 }
 
 // rabenseifner is the power-of-two part of allreduceLarge among the pof2 ranks left
-// after the fold, acc holding this rank's partial result and newrank its rank among
-// them. Every receive of both halves is posted before the first send, each into a
+// after the fold: src is this rank's partial result (sendbuf, or acc after the fold),
+// acc where the result goes, and newrank its rank among them. Every receive of both halves is posted before the first send, each into a
 // place of its own (the reduce-scatter's into consecutive parts of one scratch buffer,
 // the allgather's straight into acc), so that no message arrives before its receive
 // and none is copied twice. The allgather's receives land in the parts of acc this rank
 // has sent away during the reduce-scatter: the partner of a step sends into them only
 // after its own reduce-scatter, which needed this rank's send of that part.
-func (c *Comm) rabenseifner(ctx context.Context, acc any, op Op, dt Datatype, cnt, newrank, pof2, rem int) error {
+func (c *Comm) rabenseifner(ctx context.Context, src, acc any, op Op, dt Datatype, cnt, newrank, pof2, rem int) error {
 	rankOf := func(nr int) int { // a new rank's rank in c
 		if nr < rem {
 			return 2*nr + 1
@@ -334,7 +336,7 @@ func (c *Comm) rabenseifner(ctx context.Context, acc any, op Op, dt Datatype, cn
 		var send any
 		if k < len(steps) { // reduce-scatter: send the other half, combine into mine
 			s := steps[k]
-			send = sliceBuf(acc, s.sendLo, s.sendHi)
+			send = sliceBuf(src, s.sendLo, s.sendHi)
 		} else { // allgather: send what this rank holds, get the partner's half
 			s := steps[2*len(steps)-1-k]
 			send = sliceBuf(acc, s.keepLo, s.keepHi)
@@ -352,12 +354,13 @@ func (c *Comm) rabenseifner(ctx context.Context, acc any, op Op, dt Datatype, cn
 		}
 		if k < len(steps) {
 			s := steps[k]
-			in, mine := sliceBuf(tmp, s.off, s.off+s.keepHi-s.keepLo), sliceBuf(acc, s.keepLo, s.keepHi)
+			in, mine := sliceBuf(tmp, s.off, s.off+s.keepHi-s.keepLo), sliceBuf(src, s.keepLo, s.keepHi)
 			if newrank&(1<<k) != 0 { // the partner's ranks are below mine
-				combine(op, mine, in, mine)
+				combine(op, sliceBuf(acc, s.keepLo, s.keepHi), in, mine)
 			} else {
-				combine(op, mine, mine, in)
+				combine(op, sliceBuf(acc, s.keepLo, s.keepHi), mine, in)
 			}
+			src = acc // from the first combine on, the partial result is in acc
 		}
 	}
 	return nil
