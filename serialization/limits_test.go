@@ -199,13 +199,19 @@ func TestWriterOversizeValues(t *testing.T) {
 	}
 }
 
-func TestCorruptStreams(t *testing.T) {
-	valid := packet(FlagEnd, [numSections]uint32{secI32: 1}, 1, 0, 0, 0, 0, 0, 0, 0)
-	mod := func(i int, v byte) []byte {
+// corruptible returns a valid message of one int32 and a function that returns a copy
+// of it with byte i set to v, to corrupt a header one field at a time.
+func corruptible() (valid []byte, mod func(i int, v byte) []byte) {
+	valid = packet(FlagEnd, [numSections]uint32{secI32: 1}, 1, 0, 0, 0, 0, 0, 0, 0)
+	return valid, func(i int, v byte) []byte {
 		b := bytes.Clone(valid)
 		b[i] = v
 		return b
 	}
+}
+
+func TestCorruptStreams(t *testing.T) {
+	valid, mod := corruptible()
 	for _, tc := range []struct {
 		name   string
 		data   []byte

@@ -215,6 +215,19 @@ func (c *writerConfig) normalize() {
 	}
 }
 
+// newReaderConfig returns the defaults with opts applied, normalized: the limits of a
+// Reader, and of a Scanner that is to stop where that Reader would.
+func newReaderConfig(opts []ReaderOption) readerConfig {
+	cfg := defaultReaderConfig()
+	for _, o := range opts {
+		if o != nil {
+			o.applyReader(&cfg)
+		}
+	}
+	cfg.normalize()
+	return cfg
+}
+
 // normalize clamps out-of-range settings, logging each change.
 func (c *readerConfig) normalize() {
 	if c.maxPacket < minPacketSize {

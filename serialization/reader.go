@@ -50,10 +50,10 @@ type Reader struct {
 	bulkLeft int64 // unread body bytes of the current bulk packet
 	bulkPad  int   // its padding, read when bulkLeft reaches zero
 
-	inMsg    bool
-	msgBytes int64 // wire bytes of the message announced by its headers so far
-	consumed int64 // bytes of the message read from src so far
-	err      error // sticky
+	inMsg    bool    // a message is open: Next read its first packet, Finish has not ended it
+	frm      framing // the messages' structure at the headers (framing.go)
+	consumed int64   // bytes of the message read from src so far
+	err      error   // sticky
 
 	scr   [8]byte
 	skip  []byte
@@ -71,14 +71,8 @@ type Reader struct {
 // packet and message limits, the object depth and memory limits and the
 // logger.
 func NewReader(kind Kind, r io.Reader, opts ...ReaderOption) *Reader {
-	cfg := defaultReaderConfig()
-	for _, o := range opts {
-		if o != nil {
-			o.applyReader(&cfg)
-		}
-	}
-	cfg.normalize()
-	rd := &Reader{kind: kind, src: r, cfg: cfg}
+	cfg := newReaderConfig(opts)
+	rd := &Reader{kind: kind, src: r, cfg: cfg, frm: cfg.framing()}
 	rd.disc, _ = r.(discarder)
 	switch {
 	case !kind.valid():
@@ -125,7 +119,7 @@ func (r *Reader) Next() error {
 			return err
 		}
 	}
-	r.consumed, r.msgBytes = 0, 0
+	r.consumed = 0
 	n, err := io.ReadFull(r.src, r.hdr[:])
 	if err != nil {
 		if n == 0 {
@@ -141,7 +135,7 @@ func (r *Reader) Next() error {
 		return r.fail(fmt.Errorf("serialization: reading packet header: %w", err))
 	}
 	r.consumed = HeaderSize
-	if err := r.parse(true); err != nil {
+	if err := r.parse(); err != nil {
 		return err
 	}
 	r.inMsg = true

@@ -1,7 +1,6 @@
 package serialization
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -26,68 +25,29 @@ func (r *Reader) nextPacket() error {
 	if err := r.fill(r.hdr[:], "packet header"); err != nil {
 		return err
 	}
-	return r.parse(false)
+	return r.parse()
 }
 
-// parse validates the header in r.hdr and reads a small packet's body or
-// prepares to stream a bulk packet's body.
-func (r *Reader) parse(first bool) error {
+// parse validates the header in r.hdr (framing.next decides, for the Reader and the
+// Scanner alike) and reads a small packet's body or prepares to stream a bulk packet's
+// body.
+func (r *Reader) parse() error {
 	h := &r.hdr
-	if h[0] != Magic {
-		return r.fail(corruptf("bad magic byte 0x%02x at the start of a packet (want 0x%02x)", h[0], Magic))
-	}
-	if h[1] > orderBig {
-		return r.fail(corruptf("unknown byte order %d in packet header", h[1]))
-	}
-	flags := h[2]
-	if flags&^knownFlags != 0 {
-		return r.fail(corruptf("unknown flags 0x%02x in packet header", flags))
-	}
-	if h[3] != 0 || binary.LittleEndian.Uint32(h[4:8]) != 0 {
-		return r.fail(corruptf("reserved header bytes are not zero: % x", h[3:8]))
-	}
-	order := orderOf(h[1])
-	var counts [numSections]int64
-	var body int64
-	nonZero, bulkSec := 0, 0
-	for i := range numSections {
-		counts[i] = int64(order.Uint32(h[countsOffset+4*i:]))
-		body += counts[i] * int64(secSize[i])
-		if counts[i] != 0 {
-			nonZero++
-			bulkSec = i
-		}
-	}
-	if flags&FlagClose != 0 {
-		if flags != FlagClose || body != 0 {
-			return r.fail(corruptf("malformed close packet: flags 0x%02x, %d body bytes", flags, body))
-		}
-		if first {
+	var ph packetHeader
+	if err := r.frm.next(h, &ph); err != nil {
+		if err == ErrClosedByPeer {
 			r.cfg.log.Debug("serialization: peer closed the stream")
-			return r.fail(ErrClosedByPeer)
 		}
-		return r.fail(fmt.Errorf("%w in the middle of a message, after %d bytes", ErrClosedByPeer, r.consumed-HeaderSize))
+		return r.fail(err)
 	}
-	padded := pad8(body)
-	if total := r.msgBytes + HeaderSize + padded; total > r.cfg.maxMessage {
-		return r.fail(fmt.Errorf("%w: %w: a packet takes the message to %d bytes, over the limit of %d bytes",
-			ErrCorrupt, ErrTooLarge, total, r.cfg.maxMessage))
-	}
+	flags, body, padded := ph.flags, ph.body, ph.padded
 	bulk := flags&FlagBulk != 0
-	if !bulk && padded > int64(r.cfg.maxPacket) {
-		return r.fail(fmt.Errorf("%w: %w: packet body of %d bytes exceeds the maximum packet size of %d bytes",
-			ErrCorrupt, ErrTooLarge, padded, r.cfg.maxPacket))
-	}
-	if bulk && nonZero != 1 {
-		return r.fail(corruptf("a bulk packet must hold values of exactly one type, this one announces %d types", nonZero))
-	}
-	r.msgBytes += HeaderSize + padded
 	r.swap = (h[1] == orderLittle) != nativeLittle
 	r.last = flags&FlagEnd != 0
 	r.off = [numSections]int{}
 	r.end = [numSections]int{}
 	if bulk {
-		r.bulkSec, r.bulkLeft, r.bulkPad = bulkSec, body, int(padded-body)
+		r.bulkSec, r.bulkLeft, r.bulkPad = ph.bulkSec, body, int(padded-body)
 		return nil
 	}
 	b, err := r.readBody(int(padded))
@@ -102,7 +62,7 @@ func (r *Reader) parse(first bool) error {
 	o := 0
 	for i := range numSections {
 		r.off[i] = o
-		o += int(counts[i]) * secSize[i]
+		o += int(ph.counts[i]) * secSize[i]
 		r.end[i] = o
 	}
 	return nil
@@ -321,7 +281,7 @@ func (r *Reader) discard(n int64) error {
 // the limit allows beyond the packets announced so far, plus the unread
 // data of the current packet. Reads allocate no more than this.
 func (r *Reader) budget() int64 {
-	b := r.cfg.maxMessage - r.msgBytes + r.bulkLeft
+	b := r.cfg.maxMessage - r.frm.msgBytes + r.bulkLeft
 	for i := range numSections {
 		b += int64(r.end[i] - r.off[i])
 	}

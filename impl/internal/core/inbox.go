@@ -5,6 +5,8 @@ import (
 	"io"
 	"sync"
 
+	"go.uber.org/zap"
+
 	"github.com/ibisgo/ibis/internal/wake"
 	"github.com/ibisgo/ibis/ipl"
 	"github.com/ibisgo/ibis/serialization"
@@ -42,34 +44,151 @@ type Inbox struct {
 	port *ReceivePort
 	ic   *inConn
 
-	mu      sync.Mutex
-	chunks  [][]byte // unread bytes, oldest first; chunks[0][off:] is next
-	off     int
-	n       int   // unread bytes in all chunks
-	ended   bool  // End was called: nothing follows the buffered bytes
-	endErr  error // why it ended (nil: the peer closed the socket)
-	owned   bool  // a receiver is reading a message of this inbox
-	queued  bool  // on the port's pending list
-	retired bool  // handed to the port as ended (or broken): nothing more to do
-	wake    chan struct{}
+	mu     sync.Mutex
+	chunks [][]byte // unread bytes, oldest first; chunks[0][off:] is next
+	off    int
+	n      int        // unread bytes in all chunks
+	state  inboxState // who has the inbox (see inboxMoves)
+	flow   inboxFlow  // whether the transport reads the connection (see flowMoves)
+	// ended: End was called, nothing follows the buffered bytes. It is the
+	// source's state, apart from state and flow: an ended inbox is still queued
+	// and read until the port has taken what it buffered.
+	ended  bool
+	endErr error // why it ended (nil: the peer closed the socket)
+	wake   chan struct{}
 
-	// The scan of the stream ahead of the reader, packet by packet.
-	hdr     [serialization.HeaderSize]byte
-	hdrN    int   // bytes of the next header seen so far
-	skip    int64 // bytes of the current packet's body still to come
-	inMsg   bool  // the scan is inside a message (the next packet is not a first one)
-	first   bool  // the current packet is the first of its message
-	counted bool  // the current first packet was counted as startable at its header
-	starts  int   // messages not yet read whose start can be read without waiting
-	msgSize int64 // bytes of the message the scan is in
-	bad     error // the stream broke at the scan's position (no valid packet follows)
-	goodbye bool  // the scan met the sender's close packet: nothing follows it
+	// scan follows the stream ahead of the reader, packet by packet, with the
+	// reader's header checks: its Err is the sender's goodbye or the point where the
+	// stream broke (nothing valid follows).
+	scan   serialization.Scanner
+	starts int // messages not yet read whose start can be read without waiting
 
-	maxMsg int64 // the message size limit the reader applies
-
-	paused bool // Push asked the transport to stop reading
-	parked bool // ... because of the port's budget: the port resumes it
 	resume func()
+}
+
+// inboxState is who has an inbox: nobody (it waits for the start of its next
+// message), the port's pending list, a receiver, or nobody for good.
+//
+//	idle    --its next message can start (stepLocked)--------------> queued
+//	idle    --its end, goodbye or bad bytes come next (stepLocked)--> retired
+//	queued  --a receiver takes it (popInbox)------------------------> owned
+//	owned   --the receiver finished the message (released)----------> idle
+//	owned   --the message failed or could not start (retireInbox)---> retired
+//	retired --retireInbox, after stepLocked retired it (take1)------> retired
+//
+// stepLocked, which Push, End and released call, moves only an idle inbox: a queued
+// or owned one belongs to the port's receivers, which alone move it on, so an inbox
+// is never read by two goroutines nor dropped under its reader.
+type inboxState uint8
+
+// The states of an inbox.
+const (
+	inboxIdle    inboxState = iota // no message to start yet: the inbox waits for bytes
+	inboxQueued                    // on the port's pending list: its next message can start
+	inboxOwned                     // a receiver reads a message of it
+	inboxRetired                   // the port dropped the connection: nothing more to do
+	numInboxStates
+)
+
+// inboxMoves lists the legal moves of an inbox's state: inboxMoves[from][to].
+var inboxMoves = [numInboxStates][numInboxStates]bool{
+	inboxIdle:    {inboxQueued: true, inboxRetired: true},
+	inboxQueued:  {inboxOwned: true},
+	inboxOwned:   {inboxIdle: true, inboxRetired: true},
+	inboxRetired: {inboxRetired: true},
+}
+
+// inboxStateNames name the states, for logs and panics.
+var inboxStateNames = [numInboxStates]string{"idle", "queued", "owned", "retired"}
+
+func (s inboxState) String() string {
+	if s < numInboxStates {
+		return inboxStateNames[s]
+	}
+	return fmt.Sprintf("inboxState(%d)", uint8(s))
+}
+
+func (s inboxState) canMove(to inboxState) bool { return inboxMoves[s][to] }
+
+// to moves the inbox to state s; b.mu is held.
+func (b *Inbox) to(s inboxState) { move(b, "state", &b.state, s) }
+
+// inboxEnum is one of the inbox's state machines: a small enumeration whose legal
+// moves are listed in one table.
+type inboxEnum[S any] interface {
+	~uint8
+	fmt.Stringer
+	canMove(to S) bool
+}
+
+// move sets *cur to next; b.mu is held. A move the table does not list is a bug in
+// the inbox's bookkeeping (it could read a connection from two goroutines, lose one,
+// or never resume one). It is logged at DPanic level, which panics under a development
+// logger (tests) and only logs under a production one, so that a program's receive
+// port does not bring its process down; the move is made, as before the table.
+func move[S inboxEnum[S]](b *Inbox, what string, cur *S, next S) {
+	if !(*cur).canMove(next) && b.port.log != nil {
+		b.port.log.DPanic("inbox moves where its table has no arrow", zap.String("what", what),
+			zap.Stringer("from", *cur), zap.Stringer("to", next), zap.Stringer("from_sender", b.ic.from))
+	}
+	*cur = next
+}
+
+// inboxFlow is whether the transport reads an inbox's connection: flow control, apart
+// from inboxState because the two change on different events and combine freely: a
+// queued or an owned inbox may be read, paused or parked, and a paused one moves
+// between the pending list and its receiver without being resumed (it is resumed by
+// what its reader drains).
+//
+//	on     --Push: the inbox holds InboxHighWater---------------> paused
+//	on     --Push: the port holds PortHighWater (park)----------> parked
+//	paused --Push: the port holds PortHighWater (park)----------> parked
+//	paused --Read: drained below InboxLowWater------------------> on
+//	paused --released: no message left to start-----------------> on
+//	parked --unpark, or its reader is about to wait (Read),
+//	         or no message left to start (released)--------------> on
+//	parked --retireInbox: the port no longer resumes it---------> paused
+//
+// Only an inbox whose next message can start, or that is being read, is paused (see
+// InboxHighWater), so a paused inbox is always on its way to being drained.
+type inboxFlow uint8
+
+// The flows of an inbox.
+const (
+	flowOn     inboxFlow = iota // the transport reads the connection
+	flowPaused                  // Push reported the inbox full: the transport waits for resume
+	flowParked                  // paused for the port's budget: on the port's parked list too
+	numInboxFlows
+)
+
+// flowMoves lists the legal moves of an inbox's flow: flowMoves[from][to].
+var flowMoves = [numInboxFlows][numInboxFlows]bool{
+	flowOn:     {flowPaused: true, flowParked: true},
+	flowPaused: {flowOn: true, flowParked: true},
+	flowParked: {flowOn: true, flowPaused: true},
+}
+
+// inboxFlowNames name the flows, for logs and panics.
+var inboxFlowNames = [numInboxFlows]string{"on", "paused", "parked"}
+
+func (f inboxFlow) String() string {
+	if f < numInboxFlows {
+		return inboxFlowNames[f]
+	}
+	return fmt.Sprintf("inboxFlow(%d)", uint8(f))
+}
+
+func (f inboxFlow) canMove(to inboxFlow) bool { return flowMoves[f][to] }
+
+// flowTo moves the inbox's flow to f; b.mu is held.
+func (b *Inbox) flowTo(f inboxFlow) { move(b, "flow", &b.flow, f) }
+
+// resumed takes the inbox out of a pause or park; b.mu is held. It returns the
+// function that tells the transport to read again, for the caller to call without
+// the lock.
+func (b *Inbox) resumed() func() {
+	b.flowTo(flowOn)
+	return b.resume
 }
 
 // Inbox switches an accepted connection to push mode and returns its inbox; the
@@ -78,9 +197,11 @@ type Inbox struct {
 // drained it below InboxLowWater.
 func (a *Acceptance) Inbox(resume func()) *Inbox {
 	p := a.port
-	b := &Inbox{port: p, ic: a.ic, wake: make(chan struct{}, 1), resume: resume}
-	a.ic.rd = serialization.NewReader(p.kind, b, serialization.WithReaderMaxMessageSize(p.in.cfg.MaxMessageSize))
-	b.maxMsg = p.in.cfg.MaxMessageSize
+	// The scan stops where the reader would: both get the same limits.
+	limits := serialization.WithReaderMaxMessageSize(p.in.cfg.MaxMessageSize)
+	b := &Inbox{port: p, ic: a.ic, wake: make(chan struct{}, 1), resume: resume,
+		scan: serialization.NewScanner(limits)}
+	a.ic.rd = serialization.NewReader(p.kind, b, limits)
 	a.ic.setDelivery(b)
 	return b
 }
@@ -94,22 +215,26 @@ func (b *Inbox) Push(p []byte) (full bool) {
 		return false
 	}
 	b.mu.Lock()
-	if b.ended || b.retired {
+	if b.ended || b.state == inboxRetired {
 		// Bytes the event loop read before the connection's close took effect.
 		b.mu.Unlock()
 		return false
 	}
 	b.store(p)
-	b.scan(p)
+	b.scanPushed(p)
 	b.ic.watch.progress.Add(1)
 	total := b.port.push.buffered.Add(int64(len(p)))
 	park := false
-	if b.starts > 0 || b.owned {
+	if b.starts > 0 || b.state == inboxOwned {
 		switch {
 		case b.n >= InboxHighWater:
-			full, b.paused = true, true
-		case total >= PortHighWater && !b.parked:
-			full, b.paused, b.parked, park = true, true, true, true
+			full = true
+			if b.flow == flowOn {
+				b.flowTo(flowPaused)
+			}
+		case total >= PortHighWater && b.flow != flowParked:
+			full, park = true, true
+			b.flowTo(flowParked)
 		}
 	}
 	step, why := b.stepLocked()
@@ -151,80 +276,16 @@ func (b *Inbox) store(p []byte) {
 	b.n += len(p)
 }
 
-// scan follows the packet structure of the newly pushed bytes. It checks what the
-// reader would refuse at a packet's header (see Reader.parse), so that a connection
-// whose next message is bad is retired at once, as a reader goroutine would.
-func (b *Inbox) scan(p []byte) {
-	for len(p) > 0 && b.bad == nil && !b.goodbye {
-		if b.skip > 0 {
-			k := int64(len(p))
-			if k > b.skip {
-				k = b.skip
-			}
-			b.skip -= k
-			p = p[k:]
-			if b.skip == 0 {
-				b.packetDone()
-			}
-			continue
+// scanPushed follows the packet structure of the newly pushed bytes with the reader's header
+// checks (serialization.Scanner), so that a connection whose next message is bad is
+// retired at once, as a reader goroutine would, and counts the messages that can start.
+func (b *Inbox) scanPushed(p []byte) {
+	for len(p) > 0 && b.scan.Err() == nil {
+		n, ev := b.scan.Feed(p)
+		p = p[n:]
+		if ev&serialization.ScanStart != 0 {
+			b.starts++
 		}
-		k := copy(b.hdr[b.hdrN:], p)
-		b.hdrN += k
-		p = p[k:]
-		if b.hdrN < serialization.HeaderSize {
-			return
-		}
-		b.hdrN = 0
-		b.header()
-	}
-}
-
-// header takes in the packet header in b.hdr.
-func (b *Inbox) header() {
-	size, flags, ok := serialization.Frame(b.hdr[:])
-	switch {
-	case !ok:
-		b.bad = fmt.Errorf("%w: bytes that are not a packet header", serialization.ErrCorrupt)
-		return
-	case flags&serialization.FlagClose != 0:
-		if b.inMsg {
-			b.bad = fmt.Errorf("%w in the middle of a message", serialization.ErrClosedByPeer)
-		} else {
-			b.goodbye = true
-		}
-		return
-	}
-	b.first = !b.inMsg
-	b.inMsg = flags&serialization.FlagEnd == 0
-	if b.first {
-		b.msgSize = 0
-	}
-	b.msgSize += size
-	b.skip = size - serialization.HeaderSize
-	switch {
-	case b.msgSize > b.maxMsg:
-		b.bad = fmt.Errorf("%w: %w: a packet takes the message to %d bytes, over the limit of %d bytes",
-			serialization.ErrCorrupt, serialization.ErrTooLarge, b.msgSize, b.maxMsg)
-		return
-	case flags&serialization.FlagBulk == 0 && b.skip > serialization.DefaultReaderMaxPacketSize:
-		b.bad = fmt.Errorf("%w: %w: packet body of %d bytes exceeds the maximum packet size of %d bytes",
-			serialization.ErrCorrupt, serialization.ErrTooLarge, b.skip, serialization.DefaultReaderMaxPacketSize)
-		return
-	}
-	// The reader does not wait for the body of a bulk packet.
-	b.counted = b.first && flags&serialization.FlagBulk != 0
-	if b.counted {
-		b.starts++
-	}
-	if b.skip == 0 {
-		b.packetDone()
-	}
-}
-
-// packetDone notes that the current packet is whole.
-func (b *Inbox) packetDone() {
-	if b.first && !b.counted {
-		b.starts++
 	}
 }
 
@@ -243,19 +304,18 @@ const (
 // valid, the socket's end) retires the connection at once, without waiting for a
 // receiver, as a connection's reader goroutine would.
 func (b *Inbox) stepLocked() (inboxStep, error) {
-	if b.owned || b.queued || b.retired {
+	if b.state != inboxIdle {
 		return stepNone, nil
 	}
 	if b.starts > 0 {
-		b.queued = true
+		b.to(inboxQueued)
 		return stepQueue, nil
 	}
 	var why error
 	switch {
-	case b.bad != nil:
-		why = b.bad
-	case b.goodbye:
-		why = serialization.ErrClosedByPeer
+	case b.scan.Err() != nil:
+		// The sender's goodbye (ErrClosedByPeer itself) or bytes no reader accepts.
+		why = b.scan.Err()
 	case b.ended && b.endErr != nil:
 		why = b.endErr
 	case b.ended && b.n > 0:
@@ -265,7 +325,7 @@ func (b *Inbox) stepLocked() (inboxStep, error) {
 	default:
 		return stepNone, nil
 	}
-	b.retired = true
+	b.to(inboxRetired)
 	return stepRetire, why
 }
 
@@ -288,9 +348,8 @@ func (b *Inbox) Read(p []byte) (int, error) {
 		if b.n > 0 {
 			n := b.take(p)
 			var resume func()
-			if b.paused && !b.parked && b.n < InboxLowWater {
-				b.paused = false
-				resume = b.resume
+			if b.flow == flowPaused && b.n < InboxLowWater {
+				resume = b.resumed()
 			}
 			b.mu.Unlock()
 			if resume != nil {
@@ -312,9 +371,8 @@ func (b *Inbox) Read(p []byte) (int, error) {
 		// About to wait for bytes: a connection parked for the port's budget must
 		// be read again now, whatever the port holds, or nothing would come.
 		var resume func()
-		if b.parked {
-			b.parked, b.paused = false, false
-			resume = b.resume
+		if b.flow == flowParked {
+			resume = b.resumed()
 		}
 		b.mu.Unlock()
 		if resume != nil {
@@ -365,11 +423,10 @@ func (b *Inbox) discard() {
 func (b *Inbox) unparked() func() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if !b.parked {
+	if b.flow != flowParked {
 		return nil
 	}
-	b.parked, b.paused = false, false
-	return b.resume
+	return b.resumed()
 }
 
 // released is called when a message of the inbox was finished. It queues the inbox
@@ -387,11 +444,10 @@ func (b *Inbox) released() {
 	if b.starts > 0 {
 		b.starts--
 	}
-	b.owned = false
+	b.to(inboxIdle)
 	var resume func()
-	if b.paused && b.starts == 0 {
-		b.paused, b.parked = false, false
-		resume = b.resume
+	if b.flow != flowOn && b.starts == 0 {
+		resume = b.resumed()
 	}
 	step, why := b.stepLocked()
 	b.mu.Unlock()
@@ -408,10 +464,11 @@ func (b *Inbox) released() {
 func (b *Inbox) waiting() (waiting, mid bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.paused || b.ended || b.retired {
+	if b.flow != flowOn || b.ended || b.state == inboxRetired {
 		return false, false
 	}
-	mid = b.hdrN > 0 || b.skip > 0 || b.inMsg
-	idle := (b.owned && b.n == 0) || (!b.owned && b.starts == 0)
+	mid = b.scan.Mid()
+	owned := b.state == inboxOwned
+	idle := (owned && b.n == 0) || (!owned && b.starts == 0)
 	return mid || idle, mid
 }

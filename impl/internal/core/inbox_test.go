@@ -2,7 +2,10 @@ package core
 
 import (
 	"context"
+	"encoding/binary"
+	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -10,7 +13,9 @@ import (
 	"go.uber.org/goleak"
 	"go.uber.org/zap"
 
+	"github.com/ibisgo/ibis/internal/fifo"
 	"github.com/ibisgo/ibis/ipl"
+	"github.com/ibisgo/ibis/serialization"
 )
 
 // TestPushModeManyToOne sends from several ports into one many-to-one port whose
@@ -112,4 +117,110 @@ func pushManyToOne(t *testing.T, chunk int) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// bareInbox returns an inbox of a port that is nothing but its bookkeeping, for tests
+// that push bytes by hand and look at the inbox's states.
+func bareInbox() *Inbox {
+	p := &ReceivePort{in: &Instance{}, closed: make(chan struct{}), log: zap.NewNop(), push: pushQueue{pending: fifo.New[*Inbox]()}}
+	ic := &inConn{port: p, c: nopIn{}, watch: &stallWatch{}}
+	p.conns = []*inConn{ic}
+	b := &Inbox{port: p, ic: ic, wake: make(chan struct{}, 1)}
+	ic.setDelivery(b)
+	return b
+}
+
+// rawPacket is a packet of n bytes (a multiple of 8) in its 8-bit section, with flags.
+func rawPacket(flags byte, n int) []byte {
+	p := make([]byte, serialization.HeaderSize+n)
+	p[0], p[2] = serialization.Magic, flags
+	binary.LittleEndian.PutUint32(p[8+4*5:], uint32(n)) // the 8-bit section is the sixth
+	return p
+}
+
+// TestInboxStates pushes messages byte by byte and follows the inbox through its
+// states: a small message can start once its packet is whole, a bulk one at its
+// header; a header the reader refuses retires an idle inbox at once.
+func TestInboxStates(t *testing.T) {
+	b := bareInbox()
+	check := func(what string, state inboxState, starts int) {
+		t.Helper()
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		if b.state != state || b.starts != starts {
+			t.Fatalf("%s: %v with %d starts, want %v with %d", what, b.state, b.starts, state, starts)
+		}
+	}
+	small := rawPacket(serialization.FlagEnd, 16)
+	for i := range small {
+		b.Push(small[i : i+1])
+		if i < len(small)-1 {
+			check("a small packet not yet whole", inboxIdle, 0)
+		}
+	}
+	check("a whole small packet", inboxQueued, 1)
+	if got := b.port.popInbox(); got != b {
+		t.Fatalf("popInbox returned %p, want the inbox %p", got, b)
+	}
+	check("popped", inboxOwned, 1)
+	b.take(make([]byte, len(small)))
+	b.released()
+	check("released", inboxIdle, 0)
+
+	bulk := rawPacket(serialization.FlagEnd|serialization.FlagBulk, 64)
+	b.Push(bulk[:serialization.HeaderSize-1])
+	check("most of a bulk header", inboxIdle, 0)
+	b.Push(bulk[serialization.HeaderSize-1 : serialization.HeaderSize])
+	check("a bulk header", inboxQueued, 1)
+	b.Push(bulk[serialization.HeaderSize:])
+	check("a bulk body", inboxQueued, 1)
+	b.port.popInbox()
+	b.take(make([]byte, len(bulk)))
+	b.released()
+	check("bulk released", inboxIdle, 0)
+
+	// The inbox now refuses what the reader refuses at a header, such as unknown
+	// flags (its own scan used to check the magic byte and byte order only).
+	bad := rawPacket(serialization.FlagEnd|0x40, 8)
+	b.Push(bad)
+	check("an unknown flag", inboxRetired, 0)
+	if err := b.scan.Err(); !errors.Is(err, serialization.ErrCorrupt) || !strings.Contains(err.Error(), "unknown flags") {
+		t.Fatalf("the scan stopped with %v", err)
+	}
+}
+
+// TestInboxMoves checks the moves of the inbox's states and flows: those the tables
+// list are taken, the others panic under a development logger (DPanic).
+func TestInboxMoves(t *testing.T) {
+	b := bareInbox()
+	b.port.log = zap.NewNop().WithOptions(zap.Development())
+	for from := range numInboxStates {
+		for to := range numInboxStates {
+			b.state = from
+			if panicked := panics(func() { b.to(to) }); panicked == inboxMoves[from][to] {
+				t.Errorf("state %v to %v: panicked %v", from, to, panicked)
+			}
+		}
+	}
+	for from := range numInboxFlows {
+		for to := range numInboxFlows {
+			b.flow = from
+			if panicked := panics(func() { b.flowTo(to) }); panicked == flowMoves[from][to] {
+				t.Errorf("flow %v to %v: panicked %v", from, to, panicked)
+			}
+		}
+	}
+	if !inboxMoves[inboxOwned][inboxIdle] || inboxMoves[inboxQueued][inboxRetired] || inboxMoves[inboxRetired][inboxIdle] {
+		t.Error("the state table lost a move or gained one")
+	}
+	if numInboxStates.String() != "inboxState(4)" || inboxQueued.String() != "queued" || flowParked.String() != "parked" {
+		t.Error("state names")
+	}
+}
+
+// panics reports whether f panics.
+func panics(f func()) (panicked bool) {
+	defer func() { panicked = recover() != nil }()
+	f()
+	return false
 }

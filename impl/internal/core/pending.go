@@ -69,7 +69,7 @@ func (p *ReceivePort) popInbox() *Inbox {
 		return nil
 	}
 	b.mu.Lock()
-	b.queued, b.owned = false, true
+	b.to(inboxOwned)
 	b.mu.Unlock()
 	return b
 }
@@ -95,7 +95,10 @@ func (p *ReceivePort) takePush() *readMessage {
 // retireInbox drops a push-mode connection that ended or broke.
 func (p *ReceivePort) retireInbox(b *Inbox, err error) {
 	b.mu.Lock()
-	b.retired, b.parked = true, false
+	b.to(inboxRetired)
+	if b.flow == flowParked {
+		b.flowTo(flowPaused) // its entry in the parked list is skipped
+	}
 	b.mu.Unlock()
 	p.connEnded(b.ic, err)
 	_ = b.ic.c.Close()

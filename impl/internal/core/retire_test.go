@@ -20,7 +20,7 @@ func TestRetiredInboxDropsLateBytes(t *testing.T) {
 	p := &ReceivePort{in: &Instance{}, closed: make(chan struct{}), log: zap.NewNop(), push: pushQueue{pending: fifo.New[*Inbox]()}}
 	ic := &inConn{port: p, c: nopIn{}, watch: &stallWatch{}}
 	p.conns = []*inConn{ic}
-	b := &Inbox{port: p, ic: ic, wake: make(chan struct{}, 1), maxMsg: 1 << 20}
+	b := &Inbox{port: p, ic: ic, wake: make(chan struct{}, 1)}
 	ic.setDelivery(b)
 	b.Push(bytes.Repeat([]byte{0xff}, 64)) // not a packet header: retired at once
 	if got := p.push.buffered.Load(); got != 0 {
