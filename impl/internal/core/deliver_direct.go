@@ -19,9 +19,21 @@ import (
 // reads the connection on the caller's goroutine, as the blocking flavour of NioIbis
 // does, instead of taking a message from a reader goroutine. That saves a goroutine
 // hand-off (and on a busy machine a wake-up of another thread) per message, which is
-// most of the latency Ibis adds to a raw socket. The transport's stream must be
-// peekable and take read deadlines (DirectStream), so that a cancelled Receive leaves
-// it intact. The transport's goroutine parks in serve until the connection ends.
+// most of the latency Ibis adds to a raw socket (docs/PERFORMANCE.md). The transport's
+// stream must be peekable and take read deadlines (DirectStream): a cancelled context
+// sets a read deadline, and the next header is first peeked, so a cancelled Receive
+// consumes nothing and leaves the stream intact. The transport's goroutine parks in
+// serve until the connection ends.
+//
+// The cost: nobody reads the connection while nobody receives. A sender that leaves
+// cleanly is noticed at the next Receive (its lost-connection upcall comes then). A
+// sender whose instance the registry reports dead is looked at then (checkDied; if the
+// port is busy, as soon as it is let go, and again after each message) and retired once
+// its end is next, so messages it finished before dying are still received. A new
+// sender's connection request probes the old connection for its goodbye or its end
+// (probeDirect), so a port whose sender left can be taken by the next one at once;
+// while a Receive is reading the old sender, the request waits up to probeBusyWait for
+// that Receive to meet the goodbye, and otherwise is told the port is taken.
 type directDelivery struct {
 	ic     *inConn
 	stream DirectStream

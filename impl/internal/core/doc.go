@@ -5,6 +5,9 @@
 // serialization streams.
 //
 // An implementation supplies only a Transport: how to accept connections, how to dial
-// one and how to move packets. impl/tcp does that with blocking sockets; the event-loop
-// and MPI implementations plug in the same way.
+// one and how to move packets. impl/tcp does that with blocking sockets, impl/nio with
+// gnet event loops and impl/mp over MPI. How a connection's messages reach their port
+// (a reader goroutine, direct receipt, or a push inbox) is described in delivery.go;
+// stalled and dead senders in stall.go; the handshake in handshake.go; the one-live-
+// message token in token.go. docs/DESIGN.md has how the packages fit together.
 package core

@@ -11,9 +11,23 @@ import (
 	"github.com/ibisgo/ibis/ipl"
 )
 
-// The handshake opens every connection: the send port sends a Request, the receive
-// side answers with a Reply. Both are framed as the 4-byte magic "IBGO", one version
-// byte, a 4-byte big-endian length and a msgpack body of at most MaxHandshakeSize bytes.
+// The handshake opens every connection: the send port sends a Request (its port
+// identifier, the receive port's name, its port type, the Ibis it believes it dials),
+// the receive side answers with a Reply. Both are framed as the 4-byte magic "IBGO", one
+// version byte, a 4-byte big-endian length and a msgpack body of at most
+// MaxHandshakeSize bytes. The answers (ReplyCode) are: accepted; denied (the connection
+// handler said no, the sender is of another pool or of none, or the registry declared
+// its instance dead); disabled; already connected; type mismatch (naming the
+// capabilities only one side has); no such port (also for a sender this instance has
+// not yet heard of as a member, so a newcomer retries until its Joined event arrives);
+// not many-to-x. A refused connection is closed right after the reply.
+//
+// Connect retries on no such port, disabled and already connected (the receiver has not
+// yet seen this port's previous connection end), with back-off from 2 ms doubling to 256 ms,
+// until its context (or the connect timeout) ends, the port closes or the Ibis ends, so
+// processes can start in any order. Over tcp and nio the request is preceded by TLS,
+// when configured, and the pool check of internal/poolauth (docs/SECURITY.md); a
+// connection that fails them is closed before a byte of it is read as a request.
 const (
 	handshakeMagic   = "IBGO"
 	handshakeVersion = 1

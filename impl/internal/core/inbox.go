@@ -16,11 +16,23 @@ import (
 // connection's Inbox; no goroutine waits on the connection. The receive port keeps a
 // FIFO of inboxes whose next message can be started without waiting (its first packet
 // is whole, or is a bulk packet whose body the reader streams), and whoever receives
-// takes the next inbox from it (pending.go); a connection whose end, goodbye or invalid
-// bytes come next is retired by the event loop at once. So a
-// Receive never scans the connections, a sender that stalls halfway through the start
-// of a message holds up nobody, and a thousand idle senders cost a thousand small
-// structs, not a thousand goroutines and read buffers.
+// takes the next inbox from it (pending.go) and starts its message on its own
+// goroutine. An inbox is on that FIFO at most once and never while a message of it is
+// live, which keeps each connection FIFO. The inbox follows the packet headers as they
+// pass (serialization.Scanner, the code the Reader takes its headers through), so it
+// refuses at a header what a reader would refuse, with the reader's own errors. A
+// connection whose end, goodbye or invalid bytes come next, with nothing startable
+// before them, is retired by the event loop at once, as a reader goroutine would
+// (lost-connection handlers run, ConnectedTo shrinks), without waiting for a receive.
+// So a Receive never scans the connections, a sender that stalls halfway through the
+// start of a message holds up nobody, and a thousand idle senders cost a thousand small
+// structs, not a thousand goroutines and read buffers (an idle inbox holds no buffer).
+//
+// An inbox's lifecycle is one typed state (inboxState: idle, queued, owned, retired)
+// and its flow control another (inboxFlow: on, paused, parked, with the water marks
+// below), each with its legal moves in one table. This comment, the constants and
+// those tables are the one description of push-mode receive and its flow control;
+// docs/DESIGN.md and impl/nio point here.
 
 const (
 	// inboxChunk is the smallest buffer an inbox allocates for pushed bytes.
@@ -28,10 +40,12 @@ const (
 	// InboxHighWater is how many unread bytes an inbox holds before Push asks the
 	// transport to stop reading the connection; it resumes once the reader has taken
 	// it below InboxLowWater. PortHighWater bounds the unread bytes of all the inboxes
-	// of one port: past it, every inbox that pushes more is parked, and the parked
-	// ones resume together once the port is below PortLowWater. Only an inbox whose
-	// next message can start (or that is being read) is paused, so a paused inbox is
-	// always on its way to being drained.
+	// of one port: past it, every inbox that pushes more is parked, and once the port
+	// is below PortLowWater the parked ones are resumed oldest first, only as many as
+	// the budget has room for (ReceivePort.unpark). Only an inbox whose next message
+	// can start (or that is being read) is paused, so a paused inbox is always on its
+	// way to being drained. How the transport stops reading a socket is its own
+	// business (impl/nio/inbound.go: a dup'd descriptor taken off the event loop).
 	InboxHighWater = 1 << 20
 	InboxLowWater  = 256 << 10
 	PortHighWater  = 4 << 20

@@ -17,11 +17,13 @@ import (
 
 // ReceivePort is the shared implementation of ipl.ReceivePort.
 //
-// Each connection's reader (for blocking transports, the connection's goroutine) reads
-// the start of the next message and offers it on ready; whoever holds the port's token
-// (an explicit Receive, a Poll or the upcall dispatcher) takes it. The token makes sure
-// at most one message lives; the reader waits until its message is finished before it
-// reads the next one, which keeps every connection FIFO.
+// Whoever holds the port's token (an explicit Receive, a Poll or the upcall
+// dispatcher) takes the next message: from a reader goroutine's offer on ready, from
+// the port's FIFO of pending inboxes, or, on a one-to-one explicit port, by reading the
+// direct connection itself. Which of the three a connection uses is its delivery
+// (delivery.go, where they are described). The token (token.go) makes sure at most one
+// message lives; a connection's next message starts only once its last one is
+// finished, which keeps every connection FIFO.
 type ReceivePort struct {
 	stats portStats
 	in    *Instance

@@ -21,6 +21,29 @@ import (
 const closeGrace = 2 * time.Second
 
 // SendPort is the shared implementation of ipl.SendPort.
+//
+// Its token (token.go) makes at most one message live and keeps the connection set
+// still while a message is written. Disconnect holds it while it says goodbye (the
+// Close packet must fall between messages); Connect takes it only for the moment it
+// adds an accepted connection to the set, not while it dials, waits for the receiver's
+// answer or retries (handshake.go), so a one-to-many port goes on sending to the
+// receivers it has while a late one's port does not exist yet. Connects under way are
+// recorded in the port (dialing): a second Connect to the same receive port (to any, on
+// a port that takes one receiver) waits for the first one's outcome and then checks
+// again, so it finds the connection (ErrAlreadyConnected, ErrNotOneToMany) instead of
+// dialling a duplicate. A connection accepted after its port closed, or after the
+// Connect's time ran out while a message was live, is ended with a goodbye, so its
+// receiver sees a clean disconnect; Close does not wait for a Connect.
+//
+// The port is the serialization Sink: a packet goes to each connection the message
+// started with, in turn (multicast). A connection that fails, or that was found broken
+// since the message started, misses the rest of the message: it is removed and reported
+// to downcalls and the disconnect handler, the other receivers still get whole
+// messages, and the message's Send/Finish return an *ipl.ConnectionError matching
+// ipl.ErrConnectionLost. A loss found only after the message's last write does not
+// count against that message; with no connection left the message fails. Close sends
+// a Close packet on every connection (a clean disconnect) unless a message is still
+// live after closeGrace, in which case it cuts the connections.
 type SendPort struct {
 	in   *Instance
 	pt   ipl.PortType

@@ -21,16 +21,24 @@ import (
 //
 // Every incoming connection has a stallWatch. Whoever reads the connection marks when
 // it waits for bytes (at a message's start, or inside one) and counts every read that
-// brought some; push-mode inboxes count every push. One watchdog goroutine per instance
-// looks at all the watches a few times per message timeout: a connection that has
-// waited inside a message with no progress between two looks a timeout apart is cut.
-// The readers pay two atomic stores and an atomic add per read of the socket, no timer.
+// brought some; push-mode inboxes count every push and know from their scan whether
+// they are inside a message. One watchdog goroutine per instance, running while it has
+// incoming connections, looks at all the watches four times per message timeout (see
+// period): a connection that has waited inside a message with no progress between two
+// looks a timeout apart is cut. Its reader gets ErrStalled (and ErrConnectionLost); the
+// port's other senders go on. The time a program holds a message without reading it,
+// and the time between messages, do not count, and a connection paused for flow
+// control waits for nothing and is never cut. The readers pay two atomic stores and an
+// atomic add per read of the socket, no timer per message.
 //
 // The watchdog also ends the connections of a member the registry declared dead: once
 // the bytes it sent before it died had time to arrive (diedGrace), its connection is
 // cut as soon as its reader waits for more (nothing it finished is thrown away), and at
-// the latest a message timeout after the death (a "dead" member that was only stopped
-// and comes back must rejoin as a new member, not go on sending).
+// the latest a message timeout after the death. The instance and its ports then refuse
+// new connections from it (ReplyDenied): a "dead" member that was only stopped and
+// comes back must rejoin as a new member, not go on sending.
+//
+// This is the one description of the mechanism; docs/DESIGN.md and README.md point here.
 
 // Wait states of a connection's reader.
 const (
