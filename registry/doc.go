@@ -6,12 +6,13 @@
 //
 //   - joins a pool and learns its members, and hears of joins, clean leaves
 //     and deaths in one total order (Events, WithEventHandler, Members);
-//   - elects leaders (Elect, ElectionResult; strict: all agree);
+//   - elects leaders (Elect, ElectionResult; strict: the first candidate wins
+//     and all agree on it);
 //   - signals other members (Signal);
 //   - waits for a closed-world pool to fill (WithPoolSize,
 //     WaitUntilPoolClosed);
 //   - ends a run (Terminate, WaitUntilTerminated);
-//   - draws sequence numbers (Sequence);
+//   - draws sequence numbers (Sequence; one sequence per pool and name);
 //   - publishes and finds global names of receive ports (Bind, Lookup,
 //     Unbind).
 //

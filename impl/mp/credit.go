@@ -16,15 +16,17 @@ import (
 	"github.com/ibisgo/ibis/ipl"
 )
 
-// Flow control. MPI completes a small send as soon as it has copied the bytes (the
+// Flow control (the one description; the package doc summarises it). MPI completes a small send as soon as it has copied the bytes (the
 // eager protocol), and the receiving engine takes every small message off MPI at once
 // so that MPI's own queues stay short; without a limit a sender that outpaces its
 // reader would pile up any amount of memory at the receiver. So each connection has a
 // window of credit in bytes: the dialler spends credit on each message smaller than
 // recvDirectMin (the ones the acceptor receives at once: every gathered message, and
-// the short tail of a huge in-place buffer) and waits when it has none left; the
-// acceptor gives credit back, on the connection's reverse tag, as its reader consumes
-// those bytes. Larger messages need no credit: they are in-place buffers, which the
+// the short tail of a huge in-place buffer) and waits in WritePacket when it has none
+// left (until credit comes, the connection or the instance closes, or the acceptor
+// drops the connection); the acceptor gives credit back, on the connection's reverse
+// tag in messages of creditReturn, as its reader consumes those bytes. A receiver thus
+// buffers at most about creditWindow per connection, like a socket's buffers. Larger messages need no credit: they are in-place buffers, which the
 // acceptor leaves in MPI until the reader asks and for which the dialler's WritePacket
 // waits, so the reader itself holds the sender back. A single message costs less than
 // recvDirectMin, far less than the window, and the dialler sends what it holds before

@@ -71,15 +71,10 @@
 //
 // # Flow control
 //
-// MPI finishes a small send as soon as it has the bytes, and the receiving engine
-// takes small messages off MPI at once, so nothing in MPI holds back a sender whose
-// reader is behind. Each connection therefore has a window of credit of 1 MiB: the
-// dialler spends it on every message under 64 KiB and waits in WritePacket when it has
-// none left (until credit comes, the connection or the instance closes, or the
-// acceptor drops the connection); the acceptor sends consumed credit back on the
-// connection's reverse tag in steps of 256 KiB. Larger messages need none: they stay in
-// MPI until the reader takes them, and their sender waits for that. A receiver thus
-// buffers at most about 1 MiB per connection, like a socket's buffers.
+// MPI itself holds back no sender of small messages, so each connection has a window
+// of credit of 1 MiB: a sender gets at most that much of small messages (under 64 KiB)
+// ahead of its reader on a connection, then waits in WritePacket, as over a socket;
+// larger messages stay in MPI until the reader takes them. credit.go has the mechanism.
 //
 // # Ports
 //

@@ -9,8 +9,8 @@ package mp
 //	tagRequest     dialler -> acceptor: 4-byte big-endian c, then core's handshake request
 //	fwdTag(c)      dialler -> acceptor: the packets; an empty message ends the stream
 //	               (clean close, or a dial given up before its reply came)
-//	revTag(c)      acceptor -> dialler: core's handshake reply; later an empty message
-//	               says the acceptor dropped the connection
+//	revTag(c)      acceptor -> dialler: core's handshake reply; then credit messages
+//	               (credit.go); an empty message says the acceptor dropped the connection
 //
 // The engine probes with MPI_ANY_TAG, so the messages from one rank are matched in the
 // order they were sent, whatever their tags.

@@ -22,4 +22,40 @@
 //
 // The wire format (handshake and serialization packets over TCP) is the one impl/tcp
 // uses, so every flavour talks to every other flavour and to impl/tcp.
+//
+// # How it works
+//
+// Like impl/tcp it is a core.Transport with one listener per instance; what differs is
+// who does each connection's I/O after the handshake. Each mechanism is described in the
+// file that implements it:
+//
+//   - Engines (engine.go): one gnet client engine per instance, with nio.loops event
+//     loops (default GOMAXPROCS), serves every nonblocking connection; a second engine
+//     with a single event loop is started the first time a thread-flavour port needs
+//     it (that loop is a goroutine of its own: locking it to an OS thread made a round
+//     trip twice as slow on a 2-core machine). Sockets are handed to an engine
+//     (EnrollContext) once the handshake is done; the handshake is read from the
+//     socket itself, unbuffered, so nothing of the stream is consumed before the event
+//     loop owns it.
+//   - Nonblocking and thread receive (inbound.go): the event loop pushes what it reads
+//     into the connection's core.Inbox (push-mode receive and its flow control are
+//     described in impl/internal/core/inbox.go); inbound.go has how a full inbox stops
+//     the socket being read.
+//   - Nonblocking and thread send: queued.go (the queue, its bounds and the event
+//     loop's writes) and direct.go (the sender writing the socket itself while nothing
+//     is queued).
+//   - Connection states: each queued connection's life is one typed state (outState in
+//     queued.go, inState in inbound.go) whose legal moves are listed in one place
+//     (canBecome), and every change goes through it.
+//   - Blocking flavours are impl/tcp's (impl/internal/sockets): the caller writes the
+//     socket; a blocking receive port is read by the connection's goroutine or, on a
+//     one-to-one explicit port, by Receive itself. Their readers poll an empty socket
+//     briefly before they park (property nio.spin; impl/internal/sockets/spin.go).
+//
+// Each engine logs to the instance's zap logger (gnet.WithLogger); gnet also makes the
+// last logger it was given its process-wide default, so with several instances in one
+// process gnet's few global messages go to the newest instance's logger. Never stdout.
+// gnet's package initialisation starts an ants worker pool with two housekeeping
+// goroutines for the life of the process; the leak checks ignore exactly those two
+// (internal/leakcheck). Everything an instance starts ends with its Close.
 package nio

@@ -19,11 +19,14 @@ import (
 // inbound is an incoming connection of a nonblocking or thread-flavour receive port.
 // The event loop pushes what the socket brings into the connection's inbox.
 //
-// Flow control: gnet reads every readable socket, so a receiver that falls behind
-// would buffer without bound. When the inbox is full, the event loop keeps a duplicate
-// of the socket and lets gnet drop the connection: the kernel then stops taking data,
-// and TCP holds the sender back. Once the reader has drained the inbox, the duplicate
-// is handed to the event loop again.
+// Flow control: gnet reads every readable socket and has no way to pause one, so a
+// receiver that falls behind would buffer without bound. When the inbox says it is full
+// (its own or its port's high water: core.InboxHighWater, core.PortHighWater; when each
+// resumes is described in impl/internal/core/inbox.go), the event loop keeps a dup of
+// the socket and lets gnet drop the connection, which removes it from epoll: the
+// kernel's receive buffer fills and TCP stops the sender. Resuming enrolls the
+// duplicate with the event loop again. A resume that comes before the pause took effect
+// (the reader drained the inbox first) cancels it (inResumeEarly).
 //
 // Its life is an inState (see there), changed only through to.
 //

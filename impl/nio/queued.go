@@ -18,7 +18,8 @@ import (
 const (
 	// queueHighWater bounds the bytes queued on one connection: a sender that gets
 	// this far ahead of its receiver waits in WritePacket until the event loop has
-	// written the queue down to queueLowWater.
+	// written the queue below it again. (queueLowWater is not used at present: the
+	// sender goes on as soon as the queue is below queueHighWater.)
 	queueHighWater = 4 << 20
 	queueLowWater  = 1 << 20
 	// maxIovecs is how many buffers one writev takes (the kernel's IOV_MAX).
@@ -34,6 +35,21 @@ const (
 // queuedOut is the send side of a nonblocking or thread-flavour connection: packets wait
 // in a queue of shared buffers, and the connection's event loop writes them with
 // writev when the socket takes them.
+//
+// Queued send: core hands the connection each packet in pieces of at most 1 MiB
+// (core's shareChunk); a piece is copied once into a pooled, reference-counted buffer
+// (packet.go), and a multicast queues that same buffer on every connection
+// (core.Sharer). While nothing is queued the sender writes the packet itself
+// (direct.go); only what the socket does not take is queued. The event loop writes the
+// queue with writev on the socket itself, not through gnet's write path, which would
+// copy whatever the socket does not take into a buffer per connection; gnet does not
+// report a socket becoming writable, so a full socket is retried from a timer (retryMin
+// doubling to retryMax). A sender queueHighWater ahead waits in WritePacket. Finish
+// drains the queues (core.Drainer), so a finished message is on the wire, and bytes
+// dropped because the connection broke are reported by the message (Drain fails). A
+// clean disconnect drains its goodbye; a cut (Close after a loss, a dead peer) drops the
+// queue at once. A connection whose registration gnet refused (no OnOpen) is refused,
+// never written.
 //
 // Its life is an outState (see there), changed only through to. What the event loop's
 // flush is doing is a flushState of its own: a flush scheduled before the end still
