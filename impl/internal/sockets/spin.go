@@ -27,7 +27,11 @@ import (
 // comes quickly again; so a connection that is idle, or whose peer is slow or
 // descheduled, stops polling. And like MPI's one progress engine per process, at most
 // maxSpinners readers of a process poll at a time (half its Ps, at least one): a
-// reader that finds them all busy parks at once.
+// reader that finds them all busy parks at once. Only plain TCP sockets poll: a TLS
+// connection, or a spin of 0 (tcp.spin, nio.spin), reads the connection as it is.
+// Polling only the reads of a large body, and never the wait for the next message, was
+// tried and lost most of the gain: the receiver that sleeps at the start of a message is
+// what lets the sender stall (docs/PERFORMANCE.md, "Polling reads", has the figures).
 
 // rewarm is how many spins a cold connection's wait may last for it to poll again.
 const rewarm = 4
