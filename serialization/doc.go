@@ -3,7 +3,8 @@
 //
 // A send port creates a Writer over a Sink, which moves packets to one or
 // several connections; a receive port creates a Reader over an io.Reader
-// (for TCP a *bufio.Reader over the connection). A Kind decides which calls
+// (a buffered socket, an MPI stream, or an event loop's push inbox, which
+// follows the packets with a Scanner). A Kind decides which calls
 // are allowed: KindByte only bytes, KindData every primitive, string and
 // primitive 1-D or 2-D slice, KindObject also arbitrary values through
 // WriteObject and ReadObject. As in Ibis, reads must mirror writes: the
