@@ -18,10 +18,8 @@ import (
 const (
 	// queueHighWater bounds the bytes queued on one connection: a sender that gets
 	// this far ahead of its receiver waits in WritePacket until the event loop has
-	// written the queue below it again. (queueLowWater is not used at present: the
-	// sender goes on as soon as the queue is below queueHighWater.)
+	// written the queue below it again.
 	queueHighWater = 4 << 20
-	queueLowWater  = 1 << 20
 	// maxIovecs is how many buffers one writev takes (the kernel's IOV_MAX).
 	maxIovecs = 1024
 	// The event loop writes a connection until the socket is full; it then tries
