@@ -14,10 +14,9 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
-	"syscall"
-	"time"
 
 	"github.com/ibisgo/ibis/internal/poolauth"
+	"github.com/ibisgo/ibis/internal/selfexec"
 	"github.com/ibisgo/ibis/internal/tlsconf"
 	"github.com/ibisgo/ibis/ipl"
 	"github.com/ibisgo/ibis/registry"
@@ -57,40 +56,41 @@ func Local(ctx context.Context, name string, np int, args []string, stdout, stde
 		return exitFailure
 	}
 	defer func() { _ = srv.Close() }() // the processes are gone; nothing waits for it
-	exe, err := os.Executable()
-	if err != nil {
-		fmt.Fprintf(stderr, "%s: cannot find this executable to start it again: %v\n", name, err)
-		return exitFailure
-	}
 	// The processes see the same flags; the last -np wins and makes them join the pool.
 	childArgs := append(append([]string(nil), args...), "-np=0")
-	env := childEnv(os.Environ(), srv.Addr(), name+"-"+strings.ToLower(rand.Text()[:16]), np)
+	pool := name + "-" + strings.ToLower(rand.Text()[:16])
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	type exit struct {
 		rank int
+		c    *selfexec.Child
 		err  error
 	}
 	done := make(chan exit, np)
-	start := func(cmd *exec.Cmd, _ int) error { return cmd.Start() }
-	if cpus := allowedCPUs(); bind && np <= len(cpus) {
-		start = func(cmd *exec.Cmd, rank int) error { return startOn(cmd, cpus[rank]) }
-	}
+	cpus := allowedCPUs()
+	bound := bind && np <= len(cpus)
 	started := 0
 	for rank := range np {
-		cmd := exec.CommandContext(ctx, exe, childArgs...)
-		cmd.Env = append(env[:len(env):len(env)], envRank+"="+strconv.Itoa(rank))
-		cmd.Stdout, cmd.Stderr = stdout, stderr
-		cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
-		cmd.WaitDelay = 10 * time.Second
-		if err := start(cmd, rank); err != nil {
+		opts := []selfexec.Option{
+			// The launcher's own pool (if it runs in one) gives way to the new one.
+			selfexec.WithoutEnv(ipl.EnvRegistry+"=", ipl.EnvPool+"=", ipl.EnvPoolSize+"=", envRank+"="),
+			selfexec.WithEnv(ipl.EnvRegistry+"="+srv.Addr(), ipl.EnvPool+"="+pool,
+				ipl.EnvPoolSize+"="+strconv.Itoa(np), envRank+"="+strconv.Itoa(rank)),
+			selfexec.WithStdout(stdout), selfexec.WithStderr(stderr),
+		}
+		if bound {
+			cpu := cpus[rank]
+			opts = append(opts, selfexec.WithStart(func(cmd *exec.Cmd) error { return startOn(cmd, cpu) }))
+		}
+		c, err := selfexec.Start(ctx, childArgs, opts...)
+		if err != nil {
 			fmt.Fprintf(stderr, "%s: starting process %d: %v\n", name, rank, err)
 			cancel()
 			break
 		}
 		started++
-		go func() { done <- exit{rank, cmd.Wait()} }()
+		go func() { done <- exit{rank, c, c.Wait()} }()
 	}
 	code := exitOK
 	if started < np {
@@ -98,12 +98,13 @@ func Local(ctx context.Context, name string, np int, args []string, stdout, stde
 	}
 	for range started {
 		e := <-done
+		e.c.Close()
 		if e.err == nil || code != exitOK {
 			continue
 		}
 		code = exitFailure
-		if ee, ok := e.err.(*exec.ExitError); ok && ee.ExitCode() > 0 {
-			code = ee.ExitCode()
+		if ec := e.c.ExitCode(); ec > 0 {
+			code = ec
 		}
 		if ctx.Err() == nil {
 			fmt.Fprintf(stderr, "%s: process %d failed (%v); stopping the others\n", name, e.rank, e.err)
@@ -111,25 +112,6 @@ func Local(ctx context.Context, name string, np int, args []string, stdout, stde
 		cancel()
 	}
 	return code
-}
-
-// childEnv returns base without the pool variables, plus those of the new pool (but not the
-// rank, which differs per process).
-func childEnv(base []string, registryAddr, pool string, np int) []string {
-	set := []string{
-		ipl.EnvRegistry + "=" + registryAddr,
-		ipl.EnvPool + "=" + pool,
-		ipl.EnvPoolSize + "=" + strconv.Itoa(np),
-	}
-	env := make([]string, 0, len(base)+len(set)+1)
-	for _, kv := range base {
-		switch key, _, _ := strings.Cut(kv, "="); key {
-		case ipl.EnvRegistry, ipl.EnvPool, ipl.EnvPoolSize, envRank:
-			continue
-		}
-		env = append(env, kv)
-	}
-	return append(env, set...)
 }
 
 // ServerOptions configures the registry a launcher starts for np local processes that

@@ -90,7 +90,11 @@ func Start(ctx context.Context, args []string, opts ...Option) (*Child, error) {
 		}
 		c.stdin = w
 	}
-	err := cmd.Start()
+	start := cfg.start
+	if start == nil {
+		start = (*exec.Cmd).Start
+	}
+	err := start(cmd)
 	if pipeW != nil {
 		_ = pipeW.Close() // the child has its copy; EOF comes when it (and its children) exit
 	}

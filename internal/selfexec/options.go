@@ -2,6 +2,7 @@ package selfexec
 
 import (
 	"io"
+	"os/exec"
 	"time"
 )
 
@@ -29,6 +30,7 @@ type config struct {
 	combined   bool
 	stdinPipe  bool
 	waitDelay  time.Duration
+	start      func(*exec.Cmd) error
 }
 
 // WithEnv adds "KEY=value" entries to the child's environment, after the inherited ones so
@@ -92,4 +94,12 @@ func WithStdinPipe() Option {
 // killed and its pipes closed.
 func WithWaitDelay(d time.Duration) Option {
 	return func(c *config) { c.waitDelay = d }
+}
+
+// WithStart replaces exec.Cmd.Start as the way the child's process is started, for a
+// launcher that must start it in a particular context (internal/applaunch forks each
+// process from an OS thread bound to one CPU, so that the child inherits the binding).
+// start must call cmd.Start or fail.
+func WithStart(start func(cmd *exec.Cmd) error) Option {
+	return func(c *config) { c.start = start }
 }
