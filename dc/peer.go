@@ -13,6 +13,13 @@ import (
 )
 
 // peer is the send side towards one other process, connected when first needed.
+//
+// Lock order: mu before the Ibis's locks. sendNow holds it while it creates the send
+// port (the instance's mu) and connects, writes and finishes the message, and close
+// while it closes the port (the send port's locks, and through them the transport's).
+// The runtime's mu is never held together with it: lost and Close take a peer out of
+// the map under the runtime's mu and close it after releasing it, and sendLate calls
+// sent only once sendNow has returned. The runtime's mu is a leaf.
 type peer struct {
 	id     ipl.IbisIdentifier
 	mu     sync.Mutex // one sender at a time, and the connect

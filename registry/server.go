@@ -27,7 +27,12 @@ type Server struct {
 	// member of a previous run coming back (rebuilds the pool).
 	epoch uint64
 
-	mu      sync.Mutex // guards everything below and all pool state
+	// mu guards everything below and all pool state. Lock order: mu before a
+	// connection's out queue (its fifo.Queue's lock, a leaf): handlers and
+	// events queue frames under mu (serverConn.send), which never blocks.
+	// Nothing else is locked under it, and it is never taken under another
+	// lock (refusalLog's is taken without it).
+	mu      sync.Mutex
 	ln      net.Listener
 	started time.Time // when serving began: the recovery window runs from here
 	closing bool

@@ -14,6 +14,9 @@ import (
 // reader keep reading while a slow consumer (an event handler, a congested socket)
 // falls behind; where memory must stay bounded, PushBounded drops the oldest item.
 // The zero Queue is not usable: make one with New.
+//
+// Lock order: mu is a leaf (the wake-up is poked after it is released), so a producer
+// may push while it holds a lock of its own, as the registry server does under its mu.
 type Queue[T any] struct {
 	mu     sync.Mutex
 	items  []T

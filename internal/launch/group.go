@@ -25,6 +25,11 @@ type Spec struct {
 // Group is a set of running processes supervised as one: when one fails, the others are
 // stopped. Create it with Start and always call Wait, which reaps the processes and ends every
 // goroutine the group started.
+//
+// Lock order: mu before a LockedWriter's mu. The group logs under mu (starts, exits,
+// signals), and its logger may write to the LockedWriter that its processes' lines go to,
+// as ibis-run's does; a LockedWriter never takes mu. The exit and failure functions are
+// called without mu.
 type Group struct {
 	cfg   config
 	procs []*proc // by launch index; nil if not started

@@ -8,6 +8,10 @@ import (
 // LockedWriter serialises Write calls to an underlying writer. The processes of a group write
 // to one destination from many goroutines; each Write carries whole lines, so serialising the
 // calls is what keeps lines from different processes apart.
+//
+// Lock order: mu is a leaf as long as the underlying writer takes no lock of this package:
+// a Group's mu may be held while it is taken (the group's logger may write here), never the
+// other way.
 type LockedWriter struct {
 	mu sync.Mutex
 	w  io.Writer

@@ -54,6 +54,12 @@ const (
 
 // Inbox is the receive side of a push-mode connection. The transport calls Push with
 // bytes as they arrive and End when the connection ends; the receive port reads them.
+//
+// Lock order: mu is a leaf. Nothing under it takes another lock: the port's pending
+// FIFO and parked list, the connection's retirement and the transport's resume
+// function are reached only once it is released (take1, park, resumed). It is taken
+// under a message's mu (readMessage.Finish reads the rest of the message through Read)
+// and, in impl/nio, under an inbound's enrolMu (End after a failed enrolment).
 type Inbox struct {
 	port *ReceivePort
 	ic   *inConn

@@ -39,6 +39,10 @@ type Instance struct {
 	stalls   *watchdog // cuts stalled incoming connections (stall.go)
 	gs       *goroutines
 
+	// mu guards what follows, and reg and id as Open sets them. Lock order: mu is a leaf
+	// (newSendPort and newReceivePort, called under it, take no lock; ports are closed,
+	// the registry called and the watchdog told after it is released). It is taken
+	// under a ReceivePort's acceptMu (accept asks deadCause).
 	mu        sync.Mutex
 	sendPorts map[string]*SendPort
 	recvPorts map[string]*ReceivePort

@@ -11,6 +11,11 @@ import (
 // holds the port's token (a Receive, a Poll, the upcall dispatcher) takes the oldest
 // and starts its message on its own goroutine: no goroutine sits between the event
 // loop and the receiver.
+//
+// Lock order: mu is a leaf, never held together with an inbox's mu: park is called
+// after Push released the inbox's, and unpark releases mu before it takes an inbox's
+// (unparked) and resumes it. A reader takes it under its message's mu (Finish reads
+// through Inbox.Read, which may unpark).
 type pushQueue struct {
 	pending *fifo.Queue[*Inbox] // its Wake fires when an inbox was queued
 	mu      sync.Mutex          // guards parked

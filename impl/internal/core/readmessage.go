@@ -8,6 +8,11 @@ import (
 )
 
 // readMessage is the live message of a receive port.
+//
+// Lock order: mu before the locks of the message's delivery. Finish holds mu while it
+// skips the unread rest, which for a push-mode connection takes the Inbox's mu, the
+// port's push queue mu and (through resume) nio's inbound locks, and may wait for nio's
+// event loop; nothing takes mu while holding one of those.
 type readMessage struct {
 	port *ReceivePort
 	ic   *inConn

@@ -24,6 +24,15 @@ import (
 // (delivery.go, where they are described). The token (token.go) makes sure at most one
 // message lives; a connection's next message starts only once its last one is
 // finished, which keeps every connection FIFO.
+//
+// Lock order: acceptMu before mu. accept holds acceptMu throughout (also while it
+// waits for the connection handler's answer) and takes under it mu, the instance's mu
+// (deadCause), the stall watchdog's mu (stalls.add), the goroutines' mu (ask) and, when
+// its probe of a direct connection retires it (connEnded), the notifier's queue. mu is
+// held while taking the watchdog's mu (connEnded removes the connection) and the
+// goroutines' mu (EnableMessageUpcalls starts a dispatcher). Those are leaves. Nothing
+// holding mu takes acceptMu, an inbox's mu, the push queue's mu or a message's mu, and
+// Close takes mu without acceptMu (a connection handler may close its own port).
 type ReceivePort struct {
 	stats portStats
 	in    *Instance

@@ -18,6 +18,10 @@ const batchMax = 256 << 10
 // costs a large message (docs/SECURITY.md); while a batch is open, batchConn collects the
 // records and writes them together. Outside a batch (the handshake, alerts, what the
 // reading side answers) it writes through.
+//
+// Lock order: a tlsConn's wmu before its batchConn's mu, taken directly (begin, end)
+// and through crypto/tls, whose record writes come to Write with its own write lock
+// held. mu is a leaf: under it only the raw socket is written.
 type batchConn struct {
 	net.Conn
 	mu       sync.Mutex
@@ -85,7 +89,7 @@ func (b *batchConn) end() error {
 type tlsConn struct {
 	*tls.Conn
 	b   *batchConn
-	wmu sync.Mutex
+	wmu sync.Mutex // one Write (one batch) at a time; taken before b's mu
 }
 
 // Write encrypts p and sends its records in as few system calls as batchMax allows.
