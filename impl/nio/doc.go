@@ -46,7 +46,7 @@
 //     is queued).
 //   - Connection states: each queued connection's life is one typed state (outState in
 //     queued.go, inState in inbound.go) whose legal moves are listed in one place
-//     (canBecome), and every change goes through it.
+//     (CanMove, through internal/fsm), and every change goes through it.
 //   - Blocking flavours are impl/tcp's (impl/internal/sockets): the caller writes the
 //     socket; a blocking receive port is read by the connection's goroutine or, on a
 //     one-to-one explicit port, by Receive itself. Their readers poll an empty socket

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/ibisgo/ibis/impl/internal/core"
+	"github.com/ibisgo/ibis/internal/fsm"
 	"github.com/ibisgo/ibis/ipl"
 )
 
@@ -106,10 +107,10 @@ var inStateNames = [...]string{inHandshake: "handshake", inEnrolling: "enrolling
 	inResumeEarly: "resume-early", inPaused: "paused", inEnded: "ended", inShut: "shut"}
 
 // String names the state for logs and test failures.
-func (s inState) String() string { return stateName(inStateNames[:], s, "inState") }
+func (s inState) String() string { return fsm.Name(inStateNames[:], s, "inState") }
 
-// canBecome reports whether the table at inState has a move from s to next.
-func (s inState) canBecome(next inState) bool {
+// CanMove reports whether the table at inState has a move from s to next.
+func (s inState) CanMove(next inState) bool {
 	if next == inShut {
 		return s != inShut
 	}
@@ -130,7 +131,7 @@ func (s inState) canBecome(next inState) bool {
 
 // to moves the connection to next if the diagram allows it and reports whether it
 // did; ib.mu is held.
-func (ib *inbound) to(next inState) bool { return move(&ib.state, next) }
+func (ib *inbound) to(next inState) bool { return fsm.Move(&ib.state, next) }
 
 var _ core.InConn = (*inbound)(nil)
 

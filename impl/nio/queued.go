@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/ibisgo/ibis/impl/internal/core"
+	"github.com/ibisgo/ibis/internal/fsm"
 	"github.com/ibisgo/ibis/ipl"
 )
 
@@ -114,10 +115,10 @@ const (
 var outStateNames = [...]string{outEnrolling: "enrolling", outOpen: "open", outEnded: "ended", outReleased: "released"}
 
 // String names the state for logs and test failures.
-func (s outState) String() string { return stateName(outStateNames[:], s, "outState") }
+func (s outState) String() string { return fsm.Name(outStateNames[:], s, "outState") }
 
-// canBecome reports whether the diagram at outState has an arrow from s to next.
-func (s outState) canBecome(next outState) bool {
+// CanMove reports whether the diagram at outState has an arrow from s to next.
+func (s outState) CanMove(next outState) bool {
 	switch s {
 	case outEnrolling:
 		return next == outOpen
@@ -131,7 +132,7 @@ func (s outState) canBecome(next outState) bool {
 
 // to moves the connection to next if the diagram allows it and reports whether it
 // did; o.mu is held.
-func (o *queuedOut) to(next outState) bool { return move(&o.state, next) }
+func (o *queuedOut) to(next outState) bool { return fsm.Move(&o.state, next) }
 
 // registered reports whether gnet holds the connection: OnOpen has run, OnClose not
 // yet. o.mu is held.
@@ -158,7 +159,7 @@ const (
 var flushStateNames = [...]string{flushIdle: "idle", flushPending: "pending", flushWriting: "writing"}
 
 // String names the flush's state for logs and test failures.
-func (f flushState) String() string { return stateName(flushStateNames[:], f, "flushState") }
+func (f flushState) String() string { return fsm.Name(flushStateNames[:], f, "flushState") }
 
 var (
 	_ core.OutConn = (*queuedOut)(nil)

@@ -7,6 +7,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/ibisgo/ibis/internal/fsm"
 	"github.com/ibisgo/ibis/internal/wake"
 	"github.com/ibisgo/ibis/ipl"
 	"github.com/ibisgo/ibis/serialization"
@@ -121,37 +122,30 @@ var inboxMoves = [numInboxStates][numInboxStates]bool{
 // inboxStateNames name the states, for logs and panics.
 var inboxStateNames = [numInboxStates]string{"idle", "queued", "owned", "retired"}
 
-func (s inboxState) String() string {
-	if s < numInboxStates {
-		return inboxStateNames[s]
-	}
-	return fmt.Sprintf("inboxState(%d)", uint8(s))
-}
+func (s inboxState) String() string { return fsm.Name(inboxStateNames[:], s, "inboxState") }
 
-func (s inboxState) canMove(to inboxState) bool { return inboxMoves[s][to] }
+// CanMove reports whether inboxMoves has the move from s to next.
+func (s inboxState) CanMove(next inboxState) bool { return inboxMoves[s][next] }
 
 // to moves the inbox to state s; b.mu is held.
 func (b *Inbox) to(s inboxState) { move(b, "state", &b.state, s) }
-
-// inboxEnum is one of the inbox's state machines: a small enumeration whose legal
-// moves are listed in one table.
-type inboxEnum[S any] interface {
-	~uint8
-	fmt.Stringer
-	canMove(to S) bool
-}
 
 // move sets *cur to next; b.mu is held. A move the table does not list is a bug in
 // the inbox's bookkeeping (it could read a connection from two goroutines, lose one,
 // or never resume one). It is logged at DPanic level, which panics under a development
 // logger (tests) and only logs under a production one, so that a program's receive
 // port does not bring its process down; the move is made, as before the table.
-func move[S inboxEnum[S]](b *Inbox, what string, cur *S, next S) {
-	if !(*cur).canMove(next) && b.port.log != nil {
-		b.port.log.DPanic("inbox moves where its table has no arrow", zap.String("what", what),
-			zap.Stringer("from", *cur), zap.Stringer("to", next), zap.Stringer("from_sender", b.ic.from))
+func move[S interface {
+	fsm.State[S]
+	fmt.Stringer
+}](b *Inbox, what string, cur *S, next S) {
+	if from := *cur; !fsm.Move(cur, next) {
+		if b.port.log != nil {
+			b.port.log.DPanic("inbox moves where its table has no arrow", zap.String("what", what),
+				zap.Stringer("from", from), zap.Stringer("to", next), zap.Stringer("from_sender", b.ic.from))
+		}
+		*cur = next
 	}
-	*cur = next
 }
 
 // inboxFlow is whether the transport reads an inbox's connection: flow control, apart
@@ -191,14 +185,10 @@ var flowMoves = [numInboxFlows][numInboxFlows]bool{
 // inboxFlowNames name the flows, for logs and panics.
 var inboxFlowNames = [numInboxFlows]string{"on", "paused", "parked"}
 
-func (f inboxFlow) String() string {
-	if f < numInboxFlows {
-		return inboxFlowNames[f]
-	}
-	return fmt.Sprintf("inboxFlow(%d)", uint8(f))
-}
+func (f inboxFlow) String() string { return fsm.Name(inboxFlowNames[:], f, "inboxFlow") }
 
-func (f inboxFlow) canMove(to inboxFlow) bool { return flowMoves[f][to] }
+// CanMove reports whether flowMoves has the move from f to next.
+func (f inboxFlow) CanMove(next inboxFlow) bool { return flowMoves[f][next] }
 
 // flowTo moves the inbox's flow to f; b.mu is held.
 func (b *Inbox) flowTo(f inboxFlow) { move(b, "flow", &b.flow, f) }
