@@ -342,14 +342,13 @@ func (c *Comm) rabenseifner(ctx context.Context, src, acc any, op Op, dt Datatyp
 			send = sliceBuf(acc, s.keepLo, s.keepHi)
 		}
 		dst := steps[min(k, 2*len(steps)-1-k)].dst
-		err := c.csend(ctx, send, dst, tagAllreduceLarge)
-		if err == nil {
-			var st Status
-			st, err = c.wait(ctx, reqs[k])
-			err = exact(st, reqs[k].op.buf.v, err)
+		if err := c.csend(ctx, send, dst, tagAllreduceLarge); err != nil {
+			c.withdraw(reqs[k:])
+			return err
 		}
-		if err != nil {
-			c.withdraw(reqs[k+1:])
+		st, err := c.wait(ctx, reqs[k])
+		if err := exact(st, reqs[k].op.buf.v, err); err != nil {
+			c.withdraw(reqs[k+1:]) // wait took back reqs[k] if it could
 			return err
 		}
 		if k < len(steps) {
