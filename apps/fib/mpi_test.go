@@ -66,7 +66,8 @@ func TestDivideAndConquerMPI(t *testing.T) {
 				t.Fatalf("not one JSON object: %v\n%s", err, out)
 			}
 			if o.Impl != "mp" || o.Processes != tc.np || o.Statistics.Algorithm != tc.algo {
-				t.Errorf("ran on %d ranks over %s with %s, want %d over mp with %s", o.Processes, o.Impl, o.Statistics.Algorithm, tc.np, tc.algo)
+				t.Errorf("ran on %d ranks over %s with %s, want %d over mp with %s; its log:\n%s",
+					o.Processes, o.Impl, o.Statistics.Algorithm, tc.np, tc.algo, c.Stderr())
 			}
 		})
 	}
