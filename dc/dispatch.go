@@ -78,6 +78,15 @@ func (rt *Runtime) handle(m ipl.ReadMessage) error {
 			rt.end(fmt.Errorf("%w: %s", ErrJobFailed, h.fail))
 		case res == nil:
 			rt.end(fmt.Errorf("%w: the run ended before this process ran", ErrRunEnded))
+			// The root counted this process in its run (it sent it the end) and waits
+			// for its statistics: answer with none done, or the root would wait its
+			// send timeout for them. Run, when it comes, sends nothing more.
+			root := m.Origin().Ibis
+			rt.wg.Go(func() {
+				if err := rt.send(root, &header{typ: msgStats}, func(m writer) error { return m.WriteObject(Stats{Process: rt.self.ID, Site: rt.self.Tag}) }); err != nil {
+					rt.log.Warn("statistics did not reach the root", zap.Error(err))
+				}
+			})
 		case err != nil:
 			rt.end(fmt.Errorf("dc: reading the result: %w", err))
 		default:

@@ -167,6 +167,14 @@ func child(scenario string) int {
 			return 1
 		}
 	}
+	if ib.Identifier().Tag == "tardy" {
+		// Calls Run only once the run is over: the root's end reaches a process that
+		// has not started, which must still answer it (TestTardyMember).
+		if err := ib.Registry().WaitUntilTerminated(ctx); err != nil {
+			fmt.Fprintln(os.Stderr, "waiting for the end of the run:", err)
+			return 1
+		}
+	}
 	var res int64
 	switch scenario {
 	case "fib":
@@ -179,6 +187,9 @@ func child(scenario string) int {
 		res, err = dc.Run(ctx, rt, block, arg)
 	default:
 		err = fmt.Errorf("no scenario %q", scenario)
+	}
+	if errors.Is(err, dc.ErrRunEnded) && ib.Identifier().Tag == "tardy" {
+		err = nil // as it should: the run ended before this process called Run
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "run:", err)
@@ -403,6 +414,28 @@ func TestLateJoiner(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestTardyMember: a member of a closed-world pool that calls Run only after the run is
+// over (a slow start: the root job was short) gets the root's end before it ran. It must
+// still answer with its statistics, at once: the root counted it in the run and would
+// otherwise wait its send timeout (60 s) for them and report one process too few.
+func TestTardyMember(t *testing.T) {
+	p := newPool(t, "tcp", dc.RS)
+	p.size = 2
+	root := p.start("fib", 15, "")
+	tardy := p.start("fib", 15, "tardy")
+	want := fibSeq(15)
+	got, rep := root.wait(t)
+	if got != want {
+		t.Errorf("root: fib(15) = %d, want %d", got, want)
+	}
+	if rep == nil || len(rep.Processes) != 2 {
+		t.Errorf("the root's report: %+v, want both processes", rep)
+	}
+	if err := tardy.end(t); err != nil {
+		t.Errorf("the tardy member: %v\n%s", err, tardy.errText())
 	}
 }
 
