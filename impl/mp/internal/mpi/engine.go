@@ -14,7 +14,7 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/ibisgo/ibis/internal/wake"
+	"github.com/ibisgo/ibis/internal/fifo"
 )
 
 // Defaults of the idle back-off (see Config).
@@ -75,16 +75,15 @@ type Engine struct {
 	world    World
 	procs    int // GOMAXPROCS before Start added the engine's P
 
-	// mu guards the queue of closures and the stop flags. Lock order: mu is a leaf,
-	// held only to queue or take closures, never while one runs; mu and singletonMu
+	// queue holds the closures Do queued for the engine goroutine; its Wake wakes a
+	// sleeping engine, and exit closes it. spare is the engine's slice for taking them.
+	queue *fifo.Queue[func(*Loop)]
+	spare []func(*Loop)
+	// mu guards stopReq. Lock order: mu is a leaf, as is the queue's; mu and singletonMu
 	// never nest (Start holds singletonMu while MPI initialises on the engine
 	// goroutine, which never takes singletonMu).
 	mu      sync.Mutex
-	queue   []func(*Loop)
-	spare   []func(*Loop)
 	stopReq bool
-	stopped bool
-	wake    chan struct{}
 
 	started  chan error
 	finished chan struct{}
@@ -156,7 +155,7 @@ func Start(cfg Config) (*Engine, error) {
 		log:      cfg.Logger,
 		spin:     cfg.Spin,
 		maxSleep: cfg.MaxSleep,
-		wake:     make(chan struct{}, 1),
+		queue:    fifo.New[func(*Loop)](),
 		started:  make(chan error, 1),
 		finished: make(chan struct{}),
 	}
@@ -194,17 +193,7 @@ func (e *Engine) World() World { return e.world }
 // It reports false, without queueing, once the engine has stopped. Closures queued as
 // the engine stops still run, with a Loop on which every operation fails with
 // ErrStopped, so callers waiting on them always hear back.
-func (e *Engine) Do(f func(*Loop)) bool {
-	e.mu.Lock()
-	if e.stopped {
-		e.mu.Unlock()
-		return false
-	}
-	e.queue = append(e.queue, f)
-	e.mu.Unlock()
-	wake.Poke(e.wake)
-	return true
-}
+func (e *Engine) Do(f func(*Loop)) bool { return e.queue.Push(f) }
 
 // Stop ends the engine: it finishes outstanding sends, waits (at most timeout) in a
 // barrier for every rank to stop too, receives what is still on its way, finalises
@@ -215,14 +204,13 @@ func (e *Engine) Stop(timeout time.Duration) error {
 	e.mu.Lock()
 	first := !e.stopReq
 	e.stopReq = true
+	e.mu.Unlock()
 	if first {
-		e.queue = append(e.queue, func(*Loop) {
+		e.queue.Push(func(*Loop) { // false only when the engine has ended already
 			e.stopping = true
 			e.deadline = time.Now().Add(timeout)
 		})
 	}
-	e.mu.Unlock()
-	wake.Poke(e.wake)
 	<-e.finished
 	if first {
 		e.restoreProcs()

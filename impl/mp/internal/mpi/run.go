@@ -79,7 +79,7 @@ func (e *Engine) run() {
 		yield = false
 		timer.Reset(sleep)
 		select {
-		case <-e.wake:
+		case <-e.queue.Wake():
 		case <-timer.C:
 		}
 		timer.Stop()
@@ -89,10 +89,7 @@ func (e *Engine) run() {
 
 // runQueued runs the closures queued by Do.
 func (e *Engine) runQueued(l *Loop) bool {
-	e.mu.Lock()
-	q := e.queue
-	e.queue = e.spare[:0]
-	e.mu.Unlock()
+	q, _ := e.queue.Take(e.spare[:0])
 	for i, f := range q {
 		f(l)
 		q[i] = nil
@@ -103,11 +100,8 @@ func (e *Engine) runQueued(l *Loop) bool {
 
 // exit refuses further work and runs what is still queued with a dead Loop.
 func (e *Engine) exit() {
-	e.mu.Lock()
-	e.stopped = true
-	q := e.queue
-	e.queue = nil
-	e.mu.Unlock()
+	e.queue.Close() // Do fails from now on; what it queued before is taken below
+	q, _ := e.queue.Take(nil)
 	dead := &Loop{e: e, dead: true}
 	for _, f := range q {
 		f(dead)
