@@ -89,7 +89,10 @@
 // commutative: a result is the same in every run with the same number of processes,
 // and Allreduce's is bit-identical on every rank, floating point included. Different
 // collectives (Reduce and Allreduce, say) and different process counts may bracket a
-// floating-point sum differently, as in MPI.
+// floating-point sum differently, as in MPI. Reduce and the large Allreduce post their
+// receives before they send, so their parts land in place; their temporaries of 64 KiB
+// and more are kept in a pool between calls (given back to the collector at its
+// discretion, as sync.Pool does).
 //
 // # Failures and shutdown
 //
