@@ -17,7 +17,7 @@ import (
 // The accepting side of connections: handshake requests, replies, and the end of an
 // accepted stream on this side.
 
-// gotRequest starts deciding on a connection request (engine goroutine).
+// gotRequest starts deciding on a connection request (under the engine's progress lock).
 func (t *transport) gotRequest(l *mpi.Loop, src int, buf []byte) {
 	if len(buf) < 4 {
 		t.log.Warn("dropping a connection request without a connection number", zap.Int("from", src))

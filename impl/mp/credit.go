@@ -83,6 +83,11 @@ func (out *outStream) acquire(n int) error {
 			return nil
 		}
 		out.mu.Unlock()
+		// Credit comes as an MPI message: poll for it first (which makes progress
+		// when nobody else does), then block.
+		if out.t.eng.Await(out.creditCh, out.t.waitSpin) {
+			continue
+		}
 		creditWaiters.Add(1)
 		select {
 		case <-out.creditCh:
@@ -127,7 +132,7 @@ func (out *outStream) kick() {
 	wake.Poke(out.creditCh)
 }
 
-// gotCredit takes a credit message from the acceptor (engine goroutine).
+// gotCredit takes a credit message from the acceptor (under the engine's progress lock).
 func (out *outStream) gotCredit(buf []byte) {
 	if len(buf) != creditMsgSize {
 		out.t.log.Warn("ignoring a malformed credit message", zap.Int("from", out.peer), zap.Int("bytes", len(buf)))

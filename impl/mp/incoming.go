@@ -11,10 +11,12 @@ import (
 	"github.com/ibisgo/ibis/ipl"
 )
 
-// The engine's handler: every matched message of the transport goes through here, on
-// the engine goroutine, and is routed by its tag (see tags.go).
+// The engine's handler: every matched message of the transport goes through here, run
+// by whoever holds the engine's progress lock (the engine goroutine, or a goroutine
+// waiting in Await for its own message; internal/mpi/progress.go), and is routed by
+// its tag (see tags.go).
 
-// incoming dispatches a matched message (engine goroutine).
+// incoming dispatches a matched message (under the engine's progress lock).
 func (t *transport) incoming(l *mpi.Loop, m mpi.Message) {
 	if m.Tag == tagRequest {
 		buf := make([]byte, m.Size)
@@ -69,7 +71,7 @@ func (t *transport) incoming(l *mpi.Loop, m mpi.Message) {
 	l.Recv(m, ch.data, func(err error) { s.filled(ch, err) })
 }
 
-// fromAcceptor handles a message on a connection's reverse tag (engine goroutine): the
+// fromAcceptor handles a message on a connection's reverse tag (under the engine's progress lock): the
 // handshake reply, then credit (credit.go), or the news (an empty message) that the
 // acceptor dropped the connection.
 func (t *transport) fromAcceptor(l *mpi.Loop, m mpi.Message, key uint64) {

@@ -32,7 +32,7 @@ func open(ctx context.Context, cfg *ipl.Config) (ipl.Ibis, error) {
 		return nil, err
 	}
 	log := cfg.Logger.Named("mp")
-	eng, err := mpi.Start(mpi.Config{Logger: log.Named("engine"), Spin: o.spin, MaxSleep: o.maxSleep})
+	eng, err := mpi.Start(mpi.Config{Logger: log.Named("engine"), Spin: o.spin, MaxSleep: o.maxSleep, Funneled: o.funneled})
 	if err != nil {
 		return nil, fmt.Errorf("%w: mp: %w", ipl.ErrUnsupported, err)
 	}

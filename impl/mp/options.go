@@ -4,6 +4,7 @@ package mp
 
 import (
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/ibisgo/ibis/ipl"
@@ -25,6 +26,14 @@ const (
 	PropCloseTimeout = "mp.closetimeout"
 	// EnvCloseTimeout sets PropCloseTimeout from the environment.
 	EnvCloseTimeout = "IBIS_MP_CLOSE_TIMEOUT"
+	// PropFunneled: "true" makes one goroutine make every MPI call (MPI_THREAD_FUNNELED),
+	// the rest of the process handing it work, instead of each goroutine making its
+	// own calls in turn (MPI_THREAD_SERIALIZED, the default); slower (every message
+	// crosses threads), for an MPI library whose serialized mode misbehaves. Also
+	// IBIS_MP_FUNNELED.
+	PropFunneled = "mp.funneled"
+	// EnvFunneled sets PropFunneled from the environment.
+	EnvFunneled = "IBIS_MP_FUNNELED"
 )
 
 // DefaultCloseTimeout bounds Close's wait for the other ranks. MPI_Finalize waits for
@@ -37,9 +46,13 @@ const DefaultWaitSpin = 200 * time.Microsecond
 
 type options struct {
 	spin, maxSleep, waitSpin, closeTimeout time.Duration
+	funneled                               bool
 }
 
-func init() { ipl.RegisterPropertyEnv(PropCloseTimeout, EnvCloseTimeout) }
+func init() {
+	ipl.RegisterPropertyEnv(PropCloseTimeout, EnvCloseTimeout)
+	ipl.RegisterPropertyEnv(PropFunneled, EnvFunneled)
+}
 
 func parseOptions(cfg *ipl.Config) (options, error) {
 	o := options{closeTimeout: DefaultCloseTimeout, waitSpin: DefaultWaitSpin}
@@ -66,6 +79,13 @@ func parseOptions(cfg *ipl.Config) (options, error) {
 	}
 	if err := get(PropCloseTimeout, &o.closeTimeout); err != nil {
 		return o, err
+	}
+	if v := cfg.Property(PropFunneled); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return o, fmt.Errorf("mp: property %s=%q: want true or false", PropFunneled, v)
+		}
+		o.funneled = b
 	}
 	return o, nil
 }

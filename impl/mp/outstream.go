@@ -24,13 +24,13 @@ import (
 type outStream struct {
 	t    *transport
 	peer int
-	c    uint32 // set on the engine goroutine before the request is sent
+	c    uint32 // set under the engine's progress lock before the request is sent
 	lost func(error)
 
 	reply   chan replyMsg
-	replied bool // the handshake reply came (engine goroutine); later messages are credit
+	replied bool // the handshake reply came (under the engine's progress lock); later messages are credit
 
-	// mu guards what follows. Lock order: mu is a leaf. The engine goroutine takes it
+	// mu guards what follows. Lock order: mu is a leaf. The engine's handler takes it
 	// (gone, gotCredit), and no one holds it while waiting for the engine or calling
 	// core (lost runs on a goroutine of its own).
 	mu       sync.Mutex
@@ -119,7 +119,7 @@ func (out *outStream) abandon(end bool) {
 	})
 }
 
-// gone records that the acceptor dropped the connection (engine goroutine) and tells
+// gone records that the acceptor dropped the connection (under the engine's progress lock) and tells
 // core, from a goroutine of its own since core's handler takes locks.
 func (out *outStream) gone(err error) {
 	out.mu.Lock()
@@ -225,7 +225,7 @@ func (out *outStream) WritePacket(bufs net.Buffers) error {
 	if w == nil {
 		return nil
 	}
-	if mpi.Poll(w.done, t.spinFor(w.bytes)) {
+	if t.eng.Await(w.done, t.spinFor(w.bytes)) {
 		return w.err
 	}
 	select {
@@ -305,7 +305,7 @@ type outMsg struct {
 	inPlace bool
 }
 
-// releaseSlot frees the slot of a completed gathered send (engine goroutine).
+// releaseSlot frees the slot of a completed gathered send (under the engine's progress lock).
 func (t *transport) releaseSlot(err error) {
 	<-t.slots
 	if err != nil {

@@ -29,8 +29,9 @@ type inStream struct {
 	key uint64
 
 	// mu guards what follows and the chunks' states. Lock order: mu is a leaf. The
-	// engine goroutine takes it (push, filled, pushEOF), and no one holds it while
-	// waiting for the engine: recvInto, giveCredit and streamClosed run without it.
+	// engine's handler takes it (push, filled, pushEOF) under the progress lock, and
+	// no one holds it while waiting for the engine or calling Do: recvInto,
+	// giveCredit and streamClosed run without it.
 	mu       sync.Mutex
 	q        []*chunk
 	off      int  // read offset into q[0]
@@ -80,7 +81,7 @@ func (s *inStream) wake() {
 	wake.Poke(s.notify)
 }
 
-// push appends a chunk unless the stream is closed (engine goroutine).
+// push appends a chunk unless the stream is closed (under the engine's progress lock).
 func (s *inStream) push(ch *chunk) bool {
 	s.mu.Lock()
 	if s.closed {
@@ -93,7 +94,7 @@ func (s *inStream) push(ch *chunk) bool {
 	return true
 }
 
-// filled marks a pending chunk's receive as done (engine goroutine).
+// filled marks a pending chunk's receive as done (under the engine's progress lock).
 func (s *inStream) filled(ch *chunk, err error) {
 	s.mu.Lock()
 	if err != nil {
@@ -105,7 +106,7 @@ func (s *inStream) filled(ch *chunk, err error) {
 	s.wake()
 }
 
-// pushEOF records the dialler's end of the stream (engine goroutine).
+// pushEOF records the dialler's end of the stream (under the engine's progress lock).
 func (s *inStream) pushEOF() {
 	s.mu.Lock()
 	s.eof = true
@@ -298,7 +299,7 @@ func (s *inStream) wait(dl time.Time) error {
 	if !dl.IsZero() {
 		spin = min(spin, time.Until(dl))
 	}
-	if mpi.Poll(s.notify, spin) {
+	if s.t.eng.Await(s.notify, spin) {
 		return nil
 	}
 	if dl.IsZero() {

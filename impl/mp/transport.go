@@ -60,7 +60,7 @@ type transport struct {
 
 	// mu guards the sets of live streams and the closing. Lock order: mu is a leaf,
 	// never held while waiting for the engine or a stream (Close collects the streams
-	// under it and closes them after); the engine goroutine takes it in spawn.
+	// under it and closes them after); the engine's handler takes it in spawn.
 	mu      sync.Mutex
 	closed  bool
 	closing chan struct{}
@@ -68,7 +68,8 @@ type transport struct {
 	outs    map[*outStream]struct{}
 	wg      sync.WaitGroup
 
-	// Owned by the engine goroutine.
+	// Used only under the engine's progress lock (in closures given to Do, and in
+	// the handler).
 	inByKey   map[uint64]*inStream
 	outByKey  map[uint64]*outStream
 	cancelled map[uint64]struct{}
@@ -171,7 +172,7 @@ func (t *transport) recvInto(m mpi.Message, buf []byte) error {
 	}) {
 		return fmt.Errorf("mp: receiving: %w", ipl.ErrClosed)
 	}
-	if !mpi.Poll(done, t.spinFor(len(buf))) {
+	if !t.eng.Await(done, t.spinFor(len(buf))) {
 		select {
 		case <-done:
 		case <-t.eng.Done():
@@ -191,7 +192,7 @@ func (t *transport) spinFor(n int) time.Duration {
 	return t.waitSpin + time.Duration(n)*time.Nanosecond
 }
 
-// allocConn picks a free connection number for a dial to peer (engine goroutine).
+// allocConn picks a free connection number for a dial to peer (under the engine's progress lock).
 func (t *transport) allocConn(peer int) uint32 {
 	for {
 		c := t.nextConn

@@ -6,10 +6,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"testing"
 	"time"
 
 	"github.com/ibisgo/ibis/impl/mp"
+	"github.com/ibisgo/ibis/impl/mp/internal/mpi"
 	"github.com/ibisgo/ibis/impl/mp/internal/mpitest"
 	"github.com/ibisgo/ibis/ipl"
 )
@@ -35,6 +37,12 @@ func TestTransportUnderMPIRun(t *testing.T) {
 		t.Setenv(mpitest.EnvArgs, "--mca pml ob1 --mca btl self,tcp")
 		mpitest.Run(t, 2, "^TestTransportRank$", 90*time.Second)
 	})
+	// The older design, every MPI call on the engine goroutine (mp.funneled), which an
+	// MPI library without MPI_THREAD_SERIALIZED also gets.
+	t.Run("np=2,funneled", func(t *testing.T) {
+		t.Setenv(mpitest.EnvArgs, "--mca pml ob1 --mca btl self,tcp")
+		mpitest.Run(t, 2, "^TestTransportRank$", 90*time.Second, mp.EnvFunneled+"=true")
+	})
 }
 
 // ringSizes are the float64 counts of the ring's messages: empty, gathered into one MPI
@@ -55,6 +63,10 @@ func TestTransportRank(t *testing.T) {
 		ipl.WithCapabilities(ipl.ElectionsStrict, ipl.ClosedWorld), ipl.WithTag(fmt.Sprintf("rank-%d", rank)))
 	if err != nil {
 		t.Fatal(err)
+	}
+	eng, _ := mpi.Current()
+	if funneled := os.Getenv(mp.EnvFunneled) == "true"; eng.Serialized() == funneled {
+		t.Errorf("%s=%v, but the engine is serialized=%v", mp.EnvFunneled, funneled, eng.Serialized())
 	}
 	if _, err := ipl.New(ctx, ipl.WithImplementation(mp.Name), ipl.WithPortTypes(ringType)); !errors.Is(err, ipl.ErrUnsupported) {
 		t.Errorf("a second mp instance in one process: %v, want ErrUnsupported", err)

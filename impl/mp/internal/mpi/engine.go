@@ -10,11 +10,13 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/ibisgo/ibis/internal/fifo"
+	"github.com/ibisgo/ibis/internal/wake"
 )
 
 // Defaults of the idle back-off (see Config).
@@ -43,6 +45,12 @@ type Config struct {
 	// extra delay of a message arriving at an idle process; work queued from Go wakes
 	// the engine at once.
 	MaxSleep time.Duration
+	// Funneled asks MPI for MPI_THREAD_FUNNELED only: every MPI call is made on the
+	// engine goroutine and the rest of Go queues closures for it, each message
+	// crossing threads (progress.go). For an MPI library whose serialized mode is
+	// missing, slow or broken; an engine falls back to it by itself when MPI does not
+	// grant MPI_THREAD_SERIALIZED.
+	Funneled bool
 }
 
 // World describes MPI_COMM_WORLD as seen by this process.
@@ -64,19 +72,21 @@ type Message struct {
 	h              C.MPI_Message
 }
 
-// Handler takes each matched message, on the engine goroutine. It must not block.
+// Handler takes each matched message, under the progress lock. It must not block nor
+// call Do.
 type Handler func(l *Loop, m Message)
 
 // Engine is the process's MPI engine (see the package doc).
 type Engine struct {
 	log      *zap.Logger
+	funneled bool
 	spin     time.Duration
 	maxSleep time.Duration
 	world    World
 	procs    int // GOMAXPROCS before Start added the engine's P
 
-	// queue holds the closures Do queued for the engine goroutine; its Wake wakes a
-	// sleeping engine, and exit closes it. spare is the engine's slice for taking them.
+	// queue holds the closures Do could not run at once; its Wake wakes a sleeping
+	// engine, and exit closes it. spare is the slice they are taken into.
 	queue *fifo.Queue[func(*Loop)]
 	spare []func(*Loop)
 	// mu guards stopReq. Lock order: mu is a leaf, as is the queue's; mu and singletonMu
@@ -85,11 +95,31 @@ type Engine struct {
 	mu      sync.Mutex
 	stopReq bool
 
+	// progress is the right to call MPI (progress.go): whoever holds it makes the
+	// calls, runs the handler and the completion callbacks, and owns the fields below.
+	// Lock order: taken first or alone; the handler and callbacks it runs take stream
+	// locks inside it (leaves), and nobody waits for it while holding another lock
+	// (Do and Await only try it).
+	progress sync.Mutex
+	// serialized: MPI granted MPI_THREAD_SERIALIZED, so any goroutine holding progress
+	// may call it; otherwise only the engine goroutine does (funneled).
+	serialized bool
+	// drivers counts the goroutines in Await, and drivenAt (Unix nanoseconds) is when
+	// one last found what it waited for. While there are drivers, and for the spin
+	// time after one succeeded, the engine goroutine stands by; an Await that gives
+	// up clears drivenAt and pokes undriven, so that the engine polls again at once.
+	drivers  atomic.Int32
+	drivenAt atomic.Int64
+	undriven chan struct{}
+
+	loop  *Loop
+	ended bool // MPI is finalised or never will be: nobody calls it any more
+
 	started  chan error
 	finished chan struct{}
 	stopErr  error
 
-	// Owned by the engine goroutine.
+	// Owned by the holder of progress.
 	handler   Handler
 	creqs     *C.MPI_Request
 	cidx      *C.int
@@ -153,12 +183,15 @@ func Start(cfg Config) (*Engine, error) {
 	}
 	e := &Engine{
 		log:      cfg.Logger,
+		funneled: cfg.Funneled,
 		spin:     cfg.Spin,
 		maxSleep: cfg.MaxSleep,
 		queue:    fifo.New[func(*Loop)](),
 		started:  make(chan error, 1),
 		finished: make(chan struct{}),
+		undriven: make(chan struct{}, 1),
 	}
+	e.loop = &Loop{e: e}
 	if e.log == nil {
 		e.log = zap.NewNop()
 	}
@@ -189,11 +222,32 @@ func Start(cfg Config) (*Engine, error) {
 // World returns the shape of MPI_COMM_WORLD.
 func (e *Engine) World() World { return e.world }
 
-// Do queues f to run on the engine goroutine, where it may use MPI through the Loop.
-// It reports false, without queueing, once the engine has stopped. Closures queued as
-// the engine stops still run, with a Loop on which every operation fails with
-// ErrStopped, so callers waiting on them always hear back.
-func (e *Engine) Do(f func(*Loop)) bool { return e.queue.Push(f) }
+// Serialized reports whether goroutines make their own MPI calls in turn
+// (MPI_THREAD_SERIALIZED) rather than handing them to the engine goroutine
+// (funneled); see progress.go.
+func (e *Engine) Serialized() bool { return e.serialized }
+
+// Do runs f with the right to call MPI, where it may use MPI through the Loop. When MPI
+// is serialized, f runs at once on the calling goroutine, which waits for the right
+// if another goroutine holds it (never for long: holders only poll once or run
+// closures like f), after the closures queued before it; otherwise f is queued for the
+// engine goroutine. f must not block, and must not call Do. Do reports false, without
+// running f, once the engine has stopped. Closures queued as the engine stops still
+// run, with a Loop on which every operation fails with ErrStopped, so callers waiting
+// on them always hear back.
+func (e *Engine) Do(f func(*Loop)) bool {
+	if !e.serialized {
+		return e.queue.Push(f)
+	}
+	e.progress.Lock()
+	defer e.progress.Unlock()
+	if e.ended {
+		return false
+	}
+	e.runQueued(e.loop)
+	f(e.loop)
+	return true
+}
 
 // Stop ends the engine: it finishes outstanding sends, waits (at most timeout) in a
 // barrier for every rank to stop too, receives what is still on its way, finalises
@@ -210,6 +264,7 @@ func (e *Engine) Stop(timeout time.Duration) error {
 			e.stopping = true
 			e.deadline = time.Now().Add(timeout)
 		})
+		wake.Poke(e.undriven)
 	}
 	<-e.finished
 	if first {
@@ -237,7 +292,7 @@ func (e *Engine) restoreProcs() {
 func (e *Engine) Done() <-chan struct{} { return e.finished }
 
 // Current returns the running engine of the process, if any; the benchmark uses it to
-// run its direct-MPI baseline on the engine goroutine of an open mp instance.
+// run its direct-MPI baseline with the progress lock of an open mp instance.
 func Current() (*Engine, bool) {
 	singletonMu.Lock()
 	defer singletonMu.Unlock()

@@ -5,6 +5,7 @@ package mpi
 import (
 	"bytes"
 	"errors"
+	"os"
 	"testing"
 	"time"
 
@@ -21,15 +22,23 @@ func TestEngineUnderMPIRun(t *testing.T) {
 	for _, np := range []int{1, 3} {
 		mpitest.Run(t, np, "^TestEngineRank$", 60*time.Second)
 	}
+	mpitest.Run(t, 3, "^TestEngineRank$", 60*time.Second, envFunneled+"=1")
 }
+
+// envFunneled makes TestEngineRank start a funneled engine.
+const envFunneled = "IBIS_MPITEST_FUNNELED"
 
 func TestEngineRank(t *testing.T) {
 	if _, ok := mpitest.Rank(); !ok {
 		t.Skip("runs as a rank of TestEngineUnderMPIRun")
 	}
-	e, err := Start(Config{})
+	funneled := os.Getenv(envFunneled) != ""
+	e, err := Start(Config{Funneled: funneled})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if e.Serialized() == funneled {
+		t.Errorf("Funneled=%v gave an engine with Serialized()=%v", funneled, e.Serialized())
 	}
 	if _, err := Start(Config{}); !errors.Is(err, ErrInUse) {
 		t.Errorf("second Start: %v, want ErrInUse", err)

@@ -12,14 +12,17 @@
 // any-tag probes never take messages of a program that also uses MPI itself.
 static MPI_Comm mp_comm = MPI_COMM_NULL;
 
-int mp_init(mp_world_t *w) {
+int mp_init(mp_world_t *w, int serialized) {
 	int rc, flag = 0;
 	void *ub = NULL;
 	MPI_Comm shm;
 	// Open MPI would otherwise install handlers for SIGSEGV, SIGBUS, SIGFPE and SIGABRT
 	// over the Go runtime's, turning Go panics into MPI aborts.
 	setenv("OMPI_MCA_opal_signal", "", 0);
-	rc = MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &w->provided);
+	// Serialized: the Go side lets any goroutine call MPI while it holds the engine's
+	// progress lock, so calls never overlap but come from many threads. Funneled: the
+	// engine's thread makes them all.
+	rc = MPI_Init_thread(NULL, NULL, serialized ? MPI_THREAD_SERIALIZED : MPI_THREAD_FUNNELED, &w->provided);
 	if (rc != MPI_SUCCESS) return rc;
 	rc = MPI_Comm_dup(MPI_COMM_WORLD, &mp_comm);
 	if (rc != MPI_SUCCESS) return rc;
@@ -42,8 +45,8 @@ int mp_finalize(void) {
 
 
 // mp_poll is one turn of the engine in one cgo call: take the next matched message (if
-// probe is set) and collect completed requests; with neither, yield the CPU once.
-int mp_poll(mp_poll_t *p, int probe, MPI_Request *reqs, int n, int *indices, int yield) {
+// probe is set) and collect completed requests.
+int mp_poll(mp_poll_t *p, int probe, MPI_Request *reqs, int n, int *indices) {
 	int rc;
 	MPI_Status st;
 	p->found = 0;
@@ -62,7 +65,6 @@ int mp_poll(mp_poll_t *p, int probe, MPI_Request *reqs, int n, int *indices, int
 		if (rc != MPI_SUCCESS) return rc;
 		if (p->outcount == MPI_UNDEFINED) p->outcount = 0;
 	}
-	if (!p->found && p->outcount == 0 && yield) sched_yield();
 	return MPI_SUCCESS;
 }
 

@@ -12,9 +12,9 @@ typedef struct {
 	MPI_Message msg;
 } mp_poll_t;
 
-int mp_init(mp_world_t *w);
+int mp_init(mp_world_t *w, int serialized);
 int mp_finalize(void);
-int mp_poll(mp_poll_t *p, int probe, MPI_Request *reqs, int n, int *indices, int yield);
+int mp_poll(mp_poll_t *p, int probe, MPI_Request *reqs, int n, int *indices);
 int mp_isend(void *buf, int count, int dest, int tag, MPI_Request *req, int *done);
 int mp_imrecv(void *buf, int count, MPI_Message *msg, MPI_Request *req, int *done);
 int mp_ibarrier(MPI_Request *req);

@@ -13,8 +13,9 @@ import (
 	"unsafe"
 )
 
-// Loop is the handle through which closures and handlers running on the engine
-// goroutine use MPI. It must not be kept or used anywhere else.
+// Loop is the handle through which closures given to Do, the handler and completion
+// callbacks use MPI, while they hold the engine's progress lock. It must not be kept
+// or used anywhere else.
 type Loop struct {
 	e    *Engine
 	dead bool // the engine has stopped: every operation fails with ErrStopped
@@ -67,7 +68,7 @@ func (l *Loop) fail(err error, done func(error)) {
 }
 
 // Send starts MPI_Isend of buf to rank dest with tag. buf stays pinned, and must not
-// change, until done is called (on the engine goroutine, with nil or the error).
+// change, until done is called (under the progress lock, with nil or the error).
 // Messages to one rank are matched there in the order they were started.
 func (l *Loop) Send(dest, tag int, buf []byte, done func(error)) {
 	if l.dead {
@@ -93,7 +94,7 @@ func (l *Loop) Send(dest, tag int, buf []byte, done func(error)) {
 }
 
 // Recv starts MPI_Imrecv of the matched message m into buf (at least m.Size bytes),
-// pinned until done is called on the engine goroutine.
+// pinned until done is called under the progress lock.
 func (l *Loop) Recv(m Message, buf []byte, done func(error)) {
 	if l.dead {
 		if done != nil {

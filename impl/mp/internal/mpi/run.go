@@ -21,13 +21,18 @@ func (e *Engine) run() {
 	// Never unlocked: MPI's per-thread state dies with the thread when the goroutine ends.
 	runtime.LockOSThread()
 	defer close(e.finished)
-	// Even this question is asked on the engine's thread: no MPI call elsewhere.
+	// Even this question is asked on the engine's thread, the one that initialises
+	// and finalises MPI.
 	if C.mp_initialized() != 0 {
 		e.started <- ErrForeign
 		return
 	}
 	var w C.mp_world_t
-	if err := check("MPI_Init_thread", C.mp_init(&w)); err != nil {
+	serialized := C.int(1)
+	if e.funneled {
+		serialized = 0
+	}
+	if err := check("MPI_Init_thread", C.mp_init(&w, serialized)); err != nil {
 		e.started <- err
 		return
 	}
@@ -37,49 +42,62 @@ func (e *Engine) run() {
 		e.started <- fmt.Errorf("%w: MPI_Init_thread granted thread level %d, below MPI_THREAD_FUNNELED", ErrMPI, int(w.provided))
 		return
 	}
+	e.serialized = !e.funneled && w.provided >= C.MPI_THREAD_SERIALIZED
 	e.poll = (*C.mp_poll_t)(C.calloc(1, C.size_t(unsafe.Sizeof(C.mp_poll_t{}))))
 	e.grow(64)
 	defer e.freeC()
 	e.log.Debug("MPI initialised", zap.Int("rank", e.world.Rank), zap.Int("size", e.world.Size),
-		zap.Int("thread_level", e.world.Provided), zap.Int("tag_ub", e.world.TagUB))
+		zap.Int("thread_level", e.world.Provided), zap.Bool("serialized", e.serialized), zap.Int("tag_ub", e.world.TagUB))
 	e.started <- nil
 
-	l := &Loop{e: e}
 	last := time.Now()
 	sleep := minSleep
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
-	yield := false
 	for {
-		worked := e.runQueued(l)
+		e.progress.Lock()
+		worked := e.runQueued(e.loop)
 		if e.stopping {
-			if fin, err := e.stopStep(l); fin {
+			if fin, err := e.stopStep(e.loop); fin {
 				e.stopErr = err
 				e.exit()
+				e.ended = true
+				e.progress.Unlock()
 				return
 			}
 		}
-		found, completed, err := e.pollOnce(l, yield)
+		found, completed, err := e.pollOnce(e.loop)
+		outstanding := len(e.reqs) > 0
+		stopping := e.stopping
+		e.progress.Unlock()
 		if err != nil {
 			e.log.Error("MPI progress failed", zap.Error(err))
 		}
 		now := time.Now()
-		if worked || found || completed {
-			last, sleep, yield = now, minSleep, false
-			continue
+		busy := worked || found || completed
+		if busy {
+			last, sleep = now, minSleep
 		}
-		// Keep polling within the spin time after the last work, and while requests
-		// are outstanding (a transport such as TCP moves a large message only as the
-		// engine polls), but not forever: a send to a rank that does not read may
-		// wait for hours.
-		if idle := now.Sub(last); idle < e.spin || (len(e.reqs) > 0 && idle < activeSpin) {
-			yield = true
-			continue
+		// While goroutines in Await make progress themselves the engine stands by,
+		// so as not to take the CPU and the lock from them, and looks in now and then.
+		// Otherwise it keeps polling within the spin time after its last work, and
+		// while requests are outstanding (a transport such as TCP moves a large
+		// message only as somebody polls), but not forever: a send to a rank that
+		// does not read may wait for hours. The CPU is yielded between polls, outside
+		// the lock.
+		if !e.driven(now) || stopping {
+			if busy {
+				continue
+			}
+			if idle := now.Sub(last); idle < e.spin || (outstanding && idle < activeSpin) {
+				C.mp_yield()
+				continue
+			}
 		}
-		yield = false
 		timer.Reset(sleep)
 		select {
 		case <-e.queue.Wake():
+		case <-e.undriven:
 		case <-timer.C:
 		}
 		timer.Stop()
@@ -87,7 +105,17 @@ func (e *Engine) run() {
 	}
 }
 
-// runQueued runs the closures queued by Do.
+// driven reports whether goroutines in Await are making progress, or did within the
+// spin time.
+func (e *Engine) driven(now time.Time) bool {
+	if e.drivers.Load() > 0 {
+		return true
+	}
+	at := e.drivenAt.Load()
+	return at != 0 && now.UnixNano()-at < int64(e.spin)
+}
+
+// runQueued runs the closures queued by Do; progress is held.
 func (e *Engine) runQueued(l *Loop) bool {
 	q, _ := e.queue.Take(e.spare[:0])
 	for i, f := range q {
@@ -108,18 +136,15 @@ func (e *Engine) exit() {
 	}
 }
 
-// pollOnce takes one matched message and collects completed requests.
-func (e *Engine) pollOnce(l *Loop, yield bool) (found, completed bool, err error) {
+// pollOnce takes one matched message and collects completed requests; progress is
+// held.
+func (e *Engine) pollOnce(l *Loop) (found, completed bool, err error) {
 	p := e.poll
 	probe := C.int(0)
 	if e.handler != nil {
 		probe = 1
 	}
-	y := C.int(0)
-	if yield {
-		y = 1
-	}
-	rc := C.mp_poll(p, probe, e.creqs, C.int(len(e.reqs)), e.cidx, y)
+	rc := C.mp_poll(p, probe, e.creqs, C.int(len(e.reqs)), e.cidx)
 	if err := check("MPI_Improbe/MPI_Testsome", rc); err != nil {
 		return false, false, err
 	}
@@ -194,7 +219,7 @@ func (e *Engine) stopStep(l *Loop) (fin bool, err error) {
 	case e.barrier == barrierDone && len(e.reqs) == 0:
 		// Everyone has posted all it will send; take what is still on its way.
 		for range 100 {
-			if found, _, _ := e.pollOnce(l, false); !found && len(e.reqs) == 0 {
+			if found, _, _ := e.pollOnce(l); !found && len(e.reqs) == 0 {
 				break
 			}
 		}

@@ -16,7 +16,11 @@ func Yield() { C.mp_yield() }
 // within microseconds waits this way before it blocks: a blocked goroutine is woken by
 // the engine's thread through the Go scheduler and the kernel, which on a loaded
 // machine costs tens of microseconds, while a polling one sees the answer at once.
-func Poll(ch <-chan struct{}, d time.Duration) bool {
+func Poll(ch <-chan struct{}, d time.Duration) bool { return pollWith(ch, d, nil) }
+
+// pollWith is Poll calling step between looks at ch, and yielding the CPU only after
+// a step that did no work (or with no step).
+func pollWith(ch <-chan struct{}, d time.Duration, step func() bool) bool {
 	if d <= 0 {
 		return false
 	}
@@ -35,6 +39,8 @@ func Poll(ch <-chan struct{}, d time.Duration) bool {
 				return false
 			}
 		}
-		C.mp_yield()
+		if step == nil || !step() {
+			C.mp_yield()
+		}
 	}
 }

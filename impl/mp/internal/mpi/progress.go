@@ -1,0 +1,67 @@
+//go:build mpi
+
+package mpi
+
+import (
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/ibisgo/ibis/internal/wake"
+)
+
+// Who makes progress. MPI moves messages only while somebody calls it, and every call
+// is made by a holder of the engine's progress lock (MPI is initialised with
+// MPI_THREAD_SERIALIZED). A goroutine that waits for MPI (a receive, an in-place send,
+// credit) polls itself, in Await: it takes the lock when it is free, probes, receives
+// and completes requests, and so finds its own message without waiting for another
+// thread to be scheduled. Do runs its closure (a send, a receive posted) on the
+// caller. A message therefore crosses no thread on its way out, nor on its way in
+// while its receiver waits for it, where with one MPI thread it crossed two per side.
+// The engine goroutine polls when nobody else does: it stands by while goroutines
+// are in Await and for the spin time after one last found its answer (the next wait
+// of a ping-pong comes within microseconds), and polls again at once when an Await
+// gives up and its caller blocks.
+//
+// When MPI grants only MPI_THREAD_FUNNELED, every call stays on the engine goroutine:
+// Do queues and Await only polls its channel.
+
+// Await waits up to d for a value on ch, making MPI progress meanwhile, and reports
+// whether one came. A goroutine that expects an answer from MPI within microseconds
+// waits this way before it blocks on ch: blocked, it would be woken through the Go
+// scheduler and the kernel, which on a loaded machine costs tens of microseconds.
+func (e *Engine) Await(ch <-chan struct{}, d time.Duration) bool {
+	if !e.serialized {
+		return Poll(ch, d)
+	}
+	e.drivers.Add(1)
+	ok := pollWith(ch, d, e.step)
+	if ok {
+		e.drivenAt.Store(time.Now().UnixNano())
+		e.drivers.Add(-1)
+		return true
+	}
+	// The caller blocks now: the engine goroutine polls for it, from now on.
+	e.drivenAt.Store(0)
+	e.drivers.Add(-1)
+	wake.Poke(e.undriven)
+	return false
+}
+
+// step makes one turn of progress if nobody else is (queued closures, one probe,
+// completions), and reports whether it did any work.
+func (e *Engine) step() bool {
+	if !e.progress.TryLock() {
+		return false
+	}
+	defer e.progress.Unlock()
+	if e.ended {
+		return false
+	}
+	worked := e.runQueued(e.loop)
+	found, completed, err := e.pollOnce(e.loop)
+	if err != nil {
+		e.log.Error("MPI progress failed", zap.Error(err))
+	}
+	return worked || found || completed
+}
