@@ -58,6 +58,9 @@ type World struct {
 	Rank, Size int
 	// LocalSize is how many ranks share this node (MPI_COMM_TYPE_SHARED).
 	LocalSize int
+	// CPUs is how many processors the node has online, whatever this rank is
+	// bound to.
+	CPUs int
 	// TagUB is the largest tag MPI allows (MPI_TAG_UB).
 	TagUB int
 	// Provided is the thread level MPI_Init_thread granted.
@@ -111,6 +114,10 @@ type Engine struct {
 	drivers  atomic.Int32
 	drivenAt atomic.Int64
 	undriven chan struct{}
+
+	// yieldIdle: a goroutine in Await yields the CPU after each poll that found
+	// nothing (an oversubscribed node); set before Start returns.
+	yieldIdle bool
 
 	loop  *Loop
 	ended bool // MPI is finalised or never will be: nobody calls it any more

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sched.h>
+#include <unistd.h>
 #include <mpi.h>
 #include "glue.h"
 
@@ -32,6 +33,8 @@ int mp_init(mp_world_t *w, int serialized) {
 	rc = MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &shm);
 	if (rc != MPI_SUCCESS) return rc;
 	MPI_Comm_size(shm, &w->local_size);
+	// The node's processors, whatever this rank is bound to.
+	w->cpus = (int)sysconf(_SC_NPROCESSORS_ONLN);
 	MPI_Comm_free(&shm);
 	MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
 	w->tag_ub = (flag && ub) ? *(int *)ub : 32767;

@@ -4,7 +4,7 @@
 #include <mpi.h>
 
 typedef struct {
-	int rank, size, local_size, tag_ub, provided;
+	int rank, size, local_size, tag_ub, provided, cpus;
 } mp_world_t;
 
 typedef struct {

@@ -35,7 +35,7 @@ func (e *Engine) Await(ch <-chan struct{}, d time.Duration) bool {
 		return Poll(ch, d)
 	}
 	e.drivers.Add(1)
-	ok := pollWith(ch, d, e.step)
+	ok := pollWith(ch, d, e.step, e.yieldIdle)
 	if ok {
 		e.drivenAt.Store(time.Now().UnixNano())
 		e.drivers.Add(-1)

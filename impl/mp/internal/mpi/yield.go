@@ -16,11 +16,11 @@ func Yield() { C.mp_yield() }
 // within microseconds waits this way before it blocks: a blocked goroutine is woken by
 // the engine's thread through the Go scheduler and the kernel, which on a loaded
 // machine costs tens of microseconds, while a polling one sees the answer at once.
-func Poll(ch <-chan struct{}, d time.Duration) bool { return pollWith(ch, d, nil) }
+func Poll(ch <-chan struct{}, d time.Duration) bool { return pollWith(ch, d, nil, true) }
 
-// pollWith is Poll calling step between looks at ch, and yielding the CPU only after
-// a step that did no work (or with no step).
-func pollWith(ch <-chan struct{}, d time.Duration, step func() bool) bool {
+// pollWith is Poll calling step between looks at ch. It yields the CPU after each look
+// when there is no step, and after a step that did no work when yield is set.
+func pollWith(ch <-chan struct{}, d time.Duration, step func() bool, yield bool) bool {
 	if d <= 0 {
 		return false
 	}
@@ -39,7 +39,7 @@ func pollWith(ch <-chan struct{}, d time.Duration, step func() bool) bool {
 				return false
 			}
 		}
-		if step == nil || !step() {
+		if step == nil || (!step() && yield) {
 			C.mp_yield()
 		}
 	}
