@@ -88,8 +88,8 @@ type Engine struct {
 	world    World
 	procs    int // GOMAXPROCS before Start added the engine's P
 
-	// queue holds the closures Do could not run at once; its Wake wakes a sleeping
-	// engine, and exit closes it. spare is the slice they are taken into.
+	// queue holds the closures Do hands to a funneled engine; its Wake wakes the
+	// sleeping engine, and exit closes it. spare is the slice they are taken into.
 	queue *fifo.Queue[func(*Loop)]
 	spare []func(*Loop)
 	// mu guards stopReq. Lock order: mu is a leaf, as is the queue's; mu and singletonMu
@@ -237,8 +237,8 @@ func (e *Engine) Serialized() bool { return e.serialized }
 // Do runs f with the right to call MPI, where it may use MPI through the Loop. When MPI
 // is serialized, f runs at once on the calling goroutine, which waits for the right
 // if another goroutine holds it (never for long: holders only poll once or run
-// closures like f), after the closures queued before it; otherwise f is queued for the
-// engine goroutine. f must not block, and must not call Do. Do reports false, without
+// closures like f); otherwise (funneled) f is queued for the engine goroutine, the
+// only user of the queue. f must not block, and must not call Do. Do reports false, without
 // running f, once the engine has stopped. Closures queued as the engine stops still
 // run, with a Loop on which every operation fails with ErrStopped, so callers waiting
 // on them always hear back.
@@ -251,7 +251,6 @@ func (e *Engine) Do(f func(*Loop)) bool {
 	if e.ended {
 		return false
 	}
-	e.runQueued(e.loop)
 	f(e.loop)
 	return true
 }
@@ -267,11 +266,11 @@ func (e *Engine) Stop(timeout time.Duration) error {
 	e.stopReq = true
 	e.mu.Unlock()
 	if first {
-		e.queue.Push(func(*Loop) { // false only when the engine has ended already
+		e.Do(func(*Loop) { // false only when the engine has ended already
 			e.stopping = true
 			e.deadline = time.Now().Add(timeout)
 		})
-		wake.Poke(e.undriven)
+		wake.Poke(e.undriven) // a serialized Do does not wake the engine goroutine
 	}
 	<-e.finished
 	if first {

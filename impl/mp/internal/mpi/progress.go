@@ -48,8 +48,8 @@ func (e *Engine) Await(ch <-chan struct{}, d time.Duration) bool {
 	return false
 }
 
-// step makes one turn of progress if nobody else is (queued closures, one probe,
-// completions), and reports whether it did any work.
+// step makes one turn of progress if nobody else is (one probe, completions), and
+// reports whether it did any work. (Nothing is queued for a serialized engine.)
 func (e *Engine) step() bool {
 	if !e.progress.TryLock() {
 		return false
@@ -58,10 +58,9 @@ func (e *Engine) step() bool {
 	if e.ended {
 		return false
 	}
-	worked := e.runQueued(e.loop)
 	found, completed, err := e.pollOnce(e.loop)
 	if err != nil {
 		e.log.Error("MPI progress failed", zap.Error(err))
 	}
-	return worked || found || completed
+	return found || completed
 }
