@@ -39,6 +39,7 @@ func main() {
 	spin := flag.String("spin", "", "impl/mp's "+mp.PropSpin+" property (default: the package's)")
 	maxSleep := flag.String("maxsleep", "", "impl/mp's "+mp.PropMaxSleep+" property (default: the package's)")
 	waitSpin := flag.String("waitspin", "", "impl/mp's "+mp.PropWaitSpin+" property (default: the package's)")
+	funneled := flag.Bool("funneled", false, "impl/mp's "+mp.PropFunneled+" property: every MPI call on one goroutine, the design before serialized calls")
 	flag.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of each rank to FILE.rank0, FILE.rank1")
 	flag.Parse()
 	if *waitSpin != "" {
@@ -49,6 +50,9 @@ func main() {
 	}
 	if *maxSleep != "" {
 		mpOpts = append(mpOpts, ipl.WithProperty(mp.PropMaxSleep, *maxSleep))
+	}
+	if *funneled {
+		mpOpts = append(mpOpts, ipl.WithProperty(mp.PropFunneled, "true"))
 	}
 	if err := run(*rounds, []benchCase{{"0 B round trip", 0, *lat}, {"1 MiB bandwidth", 1 << 20, *bw}}); err != nil {
 		fmt.Fprintln(os.Stderr, "mpbench:", err)
@@ -280,7 +284,11 @@ func run(rounds int, cases []benchCase) error {
 		version <- l.LibraryVersion()
 	})
 	if initiator {
-		fmt.Printf("%s; load average at start and end: %s / %s\n", strings.TrimSuffix(strings.Join(strings.Fields(<-version)[:3], " "), ","), load0, loadAvg())
+		mode := "serialized"
+		if !eng.Serialized() {
+			mode = "funneled"
+		}
+		fmt.Printf("%s; impl/mp %s; load average at start and end: %s / %s\n", strings.TrimSuffix(strings.Join(strings.Fields(<-version)[:3], " "), ","), mode, load0, loadAvg())
 		report(cases, impls, figures, rounds)
 	}
 	_ = mpPair.out.Close()
