@@ -101,8 +101,8 @@ type Engine struct {
 	// progress is the right to call MPI (progress.go): whoever holds it makes the
 	// calls, runs the handler and the completion callbacks, and owns the fields below.
 	// Lock order: taken first or alone; the handler and callbacks it runs take stream
-	// locks inside it (leaves), and nobody waits for it while holding another lock
-	// (Do and Await only try it).
+	// locks inside it (leaves), and nobody takes it while holding another lock (Do
+	// waits for it, briefly, since holders never block; Await only tries it).
 	progress sync.Mutex
 	// serialized: MPI granted MPI_THREAD_SERIALIZED, so any goroutine holding progress
 	// may call it; otherwise only the engine goroutine does (funneled).
