@@ -16,7 +16,7 @@ import (
 //	go test -run '^$' -bench RoundTrip -trace /tmp/nio.trace ./impl/nio
 func BenchmarkRoundTrip(b *testing.B) {
 	for _, f := range []string{"blocking", "nonblocking", "thread"} {
-		b.Run(f, func(b *testing.B) { roundTrips(b, f, 0) })
+		b.Run(f, func(b *testing.B) { roundTrips(b, f, f, 0) })
 	}
 }
 
@@ -25,21 +25,21 @@ func BenchmarkRoundTrip(b *testing.B) {
 //
 //	go test -run '^$' -bench ArrayRoundTrip -cpuprofile /tmp/nio.cpu ./impl/nio
 func BenchmarkArrayRoundTrip(b *testing.B) {
-	for _, f := range []string{"blocking", "nonblocking"} {
-		b.Run(f, func(b *testing.B) { roundTrips(b, f, 1<<20) })
+	for _, f := range [][2]string{{"blocking", "blocking"}, {"blocking", "nonblocking"}, {"nonblocking", "nonblocking"}} {
+		b.Run(f[0]+"/"+f[1], func(b *testing.B) { roundTrips(b, f[0], f[1], 1<<20) })
 	}
 }
 
 // roundTrips times round trips of messages holding one byte array of size bytes (none
-// when size is 0) between two instances whose ports have the given flavour.
-func roundTrips(b *testing.B, flavour string, size int) {
+// when size is 0) between two instances whose ports have the given flavours.
+func roundTrips(b *testing.B, send, receive string, size int) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	pt := ipl.MustPortType(ipl.ConnectionOneToOne, ipl.SerializationData, ipl.ReceiveExplicit,
 		ipl.CommunicationReliable, ipl.CommunicationFIFO)
 	open := func() ipl.Ibis {
-		ib, err := ipl.New(ctx, ipl.WithImplementation(Name), ipl.WithPortTypes(pt), ipl.WithPool("bench-"+flavour),
-			ipl.WithProperty(PropertySend, flavour), ipl.WithProperty(PropertyReceive, flavour))
+		ib, err := ipl.New(ctx, ipl.WithImplementation(Name), ipl.WithPortTypes(pt), ipl.WithPool("bench-"+send+"-"+receive),
+			ipl.WithProperty(PropertySend, send), ipl.WithProperty(PropertyReceive, receive))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -67,7 +67,7 @@ func roundTrips(b *testing.B, flavour string, size int) {
 	if err := csp.Connect(ctx, a.Identifier(), "a-in"); err != nil {
 		b.Fatal(err)
 	}
-	send := func(sp ipl.SendPort, payload []byte) error {
+	write := func(sp ipl.SendPort, payload []byte) error {
 		w, err := sp.NewMessage(ctx)
 		if err != nil {
 			return err
@@ -95,7 +95,7 @@ func roundTrips(b *testing.B, flavour string, size int) {
 	}
 	out, in := make([]byte, size), make([]byte, size)
 	hop := func(sp ipl.SendPort, rp ipl.ReceivePort) error {
-		if err := send(sp, out); err != nil {
+		if err := write(sp, out); err != nil {
 			return err
 		}
 		return take(rp, in)
@@ -115,7 +115,7 @@ func roundTrips(b *testing.B, flavour string, size int) {
 				return
 			default:
 			}
-			if err := send(csp, echo); err != nil {
+			if err := write(csp, echo); err != nil {
 				echoed <- err
 				return
 			}
@@ -131,7 +131,7 @@ func roundTrips(b *testing.B, flavour string, size int) {
 	b.StopTimer()
 	close(stop)
 	// The last message lets the echo goroutine see stop.
-	if err := send(asp, out); err != nil {
+	if err := write(asp, out); err != nil {
 		b.Fatal(err)
 	}
 	if err := <-echoed; err != nil {
