@@ -29,6 +29,10 @@ import (
 // start of a message holds up nobody, and a thousand idle senders cost a thousand small
 // structs, not a thousand goroutines and read buffers (an idle inbox holds no buffer).
 //
+// A reader that waits for a large read with nothing buffered posts its slice, and the
+// transport's bytes go straight into it; a transport may also read its socket into
+// the inbox itself (FillFrom): inbox_posted.go.
+//
 // An inbox's lifecycle is one typed state (inboxState: idle, queued, owned, retired)
 // and its flow control another (inboxFlow: on, paused, parked, with the water marks
 // below), each with its legal moves in one table. This comment, the constants and
