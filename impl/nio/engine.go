@@ -74,6 +74,9 @@ func newEngine(name string, loops int, log *zap.Logger) (*engine, error) {
 		gnet.WithNumEventLoop(loops),
 		gnet.WithTCPNoDelay(gnet.TCPNoDelay),
 		gnet.WithReadBufferCap(readBufferCap),
+		// Level-triggered I/O (gnet's default; never WithEdgeTriggeredIO): the inbox's
+		// own reads (posted.go) may leave bytes in the socket and rely on the poller to
+		// call OnTraffic again for them.
 	}
 	cli, err := gnet.NewClient(&handler{}, opts...)
 	if err != nil {
