@@ -198,6 +198,7 @@ func (o *queuedOut) WritePacket(bufs net.Buffers) error {
 	}
 	// The queue is empty and stays so under o.mu: the copy of the rest is its head.
 	p := newPacket(rest)
+	o.off = 0
 	o.q = append(o.q, p) // the queue takes the caller's reference
 	o.queued += len(p.b)
 	o.flushing = flushPending
