@@ -16,18 +16,30 @@ import (
 //	go test -run '^$' -bench RoundTrip -trace /tmp/nio.trace ./impl/nio
 func BenchmarkRoundTrip(b *testing.B) {
 	for _, f := range []string{"blocking", "nonblocking", "thread"} {
-		b.Run(f, func(b *testing.B) { roundTrips(b, f) })
+		b.Run(f, func(b *testing.B) { roundTrips(b, f, f, 0) })
 	}
 }
 
-func roundTrips(b *testing.B, flavour string) {
+// BenchmarkArrayRoundTrip: as BenchmarkRoundTrip with a 1 MiB byte array each way (one
+// WriteArray, one ReadArray into a reused slice): where a large message's time goes.
+//
+//	go test -run '^$' -bench ArrayRoundTrip -cpuprofile /tmp/nio.cpu ./impl/nio
+func BenchmarkArrayRoundTrip(b *testing.B) {
+	for _, f := range [][2]string{{"blocking", "blocking"}, {"blocking", "nonblocking"}, {"nonblocking", "nonblocking"}} {
+		b.Run(f[0]+"/"+f[1], func(b *testing.B) { roundTrips(b, f[0], f[1], 1<<20) })
+	}
+}
+
+// roundTrips times round trips of messages holding one byte array of size bytes (none
+// when size is 0) between two instances whose ports have the given flavours.
+func roundTrips(b *testing.B, send, receive string, size int) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	pt := ipl.MustPortType(ipl.ConnectionOneToOne, ipl.SerializationData, ipl.ReceiveExplicit,
 		ipl.CommunicationReliable, ipl.CommunicationFIFO)
 	open := func() ipl.Ibis {
-		ib, err := ipl.New(ctx, ipl.WithImplementation(Name), ipl.WithPortTypes(pt), ipl.WithPool("bench-"+flavour),
-			ipl.WithProperty(PropertySend, flavour), ipl.WithProperty(PropertyReceive, flavour))
+		ib, err := ipl.New(ctx, ipl.WithImplementation(Name), ipl.WithPortTypes(pt), ipl.WithPool("bench-"+send+"-"+receive),
+			ipl.WithProperty(PropertySend, send), ipl.WithProperty(PropertyReceive, receive))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -55,31 +67,45 @@ func roundTrips(b *testing.B, flavour string) {
 	if err := csp.Connect(ctx, a.Identifier(), "a-in"); err != nil {
 		b.Fatal(err)
 	}
-	hop := func(sp ipl.SendPort, rp ipl.ReceivePort) error {
+	write := func(sp ipl.SendPort, payload []byte) error {
 		w, err := sp.NewMessage(ctx)
 		if err != nil {
 			return err
 		}
-		if _, err := w.Finish(); err != nil {
-			return err
+		if size > 0 {
+			if err := w.WriteArray(payload); err != nil {
+				return err
+			}
 		}
+		_, err = w.Finish()
+		return err
+	}
+	take := func(rp ipl.ReceivePort, into []byte) error {
 		m, err := rp.Receive(ctx)
 		if err != nil {
 			return err
 		}
+		if size > 0 {
+			if err := m.ReadArray(into); err != nil {
+				return err
+			}
+		}
 		_, err = m.Finish()
 		return err
+	}
+	out, in := make([]byte, size), make([]byte, size)
+	hop := func(sp ipl.SendPort, rp ipl.ReceivePort) error {
+		if err := write(sp, out); err != nil {
+			return err
+		}
+		return take(rp, in)
 	}
 	echoed := make(chan error, 1)
 	stop := make(chan struct{})
 	go func() {
+		echo := make([]byte, size)
 		for {
-			m, err := crp.Receive(ctx)
-			if err != nil {
-				echoed <- err
-				return
-			}
-			if _, err := m.Finish(); err != nil {
+			if err := take(crp, echo); err != nil {
 				echoed <- err
 				return
 			}
@@ -89,16 +115,13 @@ func roundTrips(b *testing.B, flavour string) {
 				return
 			default:
 			}
-			w, err := csp.NewMessage(ctx)
-			if err == nil {
-				_, err = w.Finish()
-			}
-			if err != nil {
+			if err := write(csp, echo); err != nil {
 				echoed <- err
 				return
 			}
 		}
 	}()
+	b.SetBytes(int64(2 * size))
 	b.ResetTimer()
 	for b.Loop() {
 		if err := hop(asp, arp); err != nil {
@@ -107,11 +130,8 @@ func roundTrips(b *testing.B, flavour string) {
 	}
 	b.StopTimer()
 	close(stop)
-	w, err := asp.NewMessage(ctx) // the last message lets the echo goroutine see stop
-	if err == nil {
-		_, err = w.Finish()
-	}
-	if err != nil {
+	// The last message lets the echo goroutine see stop.
+	if err := write(asp, out); err != nil {
 		b.Fatal(err)
 	}
 	if err := <-echoed; err != nil {

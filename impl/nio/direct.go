@@ -15,10 +15,10 @@ import (
 // writes them; the sender then waits for the loop to say they are written. That costs
 // two hand-offs between goroutines (threads, on a busy machine) per message, most of
 // the round trip of a small message. When nothing is queued on the connection, the
-// sender writes the packet itself (WriteShared), with one writev on the non-blocking
-// socket: what the socket takes is done, only the rest is queued for the loop. The
-// packet is still the copy core made with Share (a multicast writes the same copy to
-// every connection). Order is kept because a direct write happens only while the queue
+// sender writes the packet itself, with one writev on the non-blocking socket: what
+// the socket takes is done, only the rest is queued for the loop. A message to one
+// connection is written from the program's own bytes (WritePacket), and only the rest
+// is copied; a multicast writes the copy core made once with Share (WriteShared). Order is kept because a direct write happens only while the queue
 // is empty and no flush runs, and both take o.mu.
 //
 // The sender writes through its own duplicate of the socket's descriptor, wfd, and
@@ -77,6 +77,47 @@ func (o *queuedOut) writeDirect(b []byte) (int, error) {
 		}
 	}
 	return total, nil
+}
+
+// writevDirect writes bufs to wfd with writev until the socket is full or everything
+// is written, and returns what is left (consuming bufs, as net.Buffers.WriteTo does);
+// an error is a broken connection. o.mu is held.
+func (o *queuedOut) writevDirect(bufs net.Buffers) (net.Buffers, error) {
+	directWrites.Add(1)
+	for len(bufs) > 0 {
+		n, err := unix.Writev(o.wfd, bufs[:min(len(bufs), maxIovecs)])
+		bufs = consume(bufs, max(n, 0))
+		switch {
+		case err == nil && n == 0 && len(bufs) > 0:
+			directRests.Add(1) // took nothing: as full
+			return bufs, nil
+		case err == nil:
+		case errors.Is(err, unix.EINTR):
+		case errors.Is(err, unix.EAGAIN):
+			directRests.Add(1)
+			return bufs, nil
+		default:
+			return bufs, err
+		}
+	}
+	return nil, nil
+}
+
+// consume drops the first n bytes of bufs.
+func consume(bufs net.Buffers, n int) net.Buffers {
+	for n > 0 && len(bufs) > 0 {
+		if n < len(bufs[0]) {
+			bufs[0] = bufs[0][n:]
+			return bufs
+		}
+		n -= len(bufs[0])
+		bufs[0] = nil
+		bufs = bufs[1:]
+	}
+	for len(bufs) > 0 && len(bufs[0]) == 0 {
+		bufs = bufs[1:]
+	}
+	return bufs
 }
 
 // directFailed ends the connection after a failed direct write and returns the

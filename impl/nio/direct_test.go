@@ -2,6 +2,7 @@ package nio
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -102,4 +103,79 @@ func directOrder(t *testing.T, recv string) {
 		t.Fatalf("no packet was written by its sender")
 	}
 	t.Logf("%d direct writes, %d left a rest to the event loop", directWrites.Load()-writes, directRests.Load()-rests)
+}
+
+// TestDirectWritesCopyOnlyTheRest: a message to one connection is written from the
+// program's own slice while nothing is queued; only what the socket does not take is
+// copied into packets for the event loop, so a run of large arrays to a receiver that
+// keeps up is copied in part, not whole, and arrives intact.
+func TestDirectWritesCopyOnlyTheRest(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	pt := ipl.MustPortType(ipl.ConnectionOneToOne, ipl.SerializationData, ipl.ReceiveExplicit,
+		ipl.CommunicationReliable, ipl.CommunicationFIFO)
+	ib, err := ipl.New(ctx, ipl.WithImplementation(Name), ipl.WithPortTypes(pt),
+		ipl.WithProperty(PropertySend, "nonblocking"), ipl.WithProperty(PropertyReceive, "blocking"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ib.Close()
+	rp, err := ib.CreateReceivePort(pt, "in")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp, err := ib.CreateSendPort(pt, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sp.Connect(ctx, ib.Identifier(), "in"); err != nil {
+		t.Fatal(err)
+	}
+	const messages, size = 8, 1 << 20
+	received := make(chan error, 1)
+	go func() {
+		got := make([]byte, size)
+		for i := range messages {
+			m, err := rp.Receive(ctx)
+			if err == nil {
+				err = m.ReadArray(got)
+			}
+			if err == nil {
+				_, err = m.Finish()
+			}
+			for k := 0; err == nil && k < size; k++ {
+				if got[k] != byte(i+k) {
+					err = fmt.Errorf("message %d: byte %d is %d", i, k, got[k])
+				}
+			}
+			if err != nil {
+				received <- err
+				return
+			}
+		}
+		received <- nil
+	}()
+	copied := packetBytes.Load()
+	data := make([]byte, size)
+	for i := range messages {
+		for k := range data {
+			data[k] = byte(i + k)
+		}
+		m, err := sp.NewMessage(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = m.WriteArray(data)
+		if _, err := m.Finish(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := <-received; err != nil {
+		t.Fatal(err)
+	}
+	copied = packetBytes.Load() - copied
+	if copied >= messages*size {
+		t.Fatalf("%d bytes copied into packets for %d sent: every byte was copied", copied, messages*size)
+	}
+	t.Logf("%d of %d bytes copied for the event loop", copied, messages*size)
 }

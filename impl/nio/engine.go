@@ -64,11 +64,19 @@ func (*handler) OnClose(c gnet.Conn, err error) gnet.Action {
 	return gnet.None
 }
 
+// readBufferCap is what gnet reads from a connection per readable event (its default);
+// a read that fills it suggests more waits, which the inbox then reads itself.
+const readBufferCap = 64 << 10
+
 func newEngine(name string, loops int, log *zap.Logger) (*engine, error) {
 	opts := []gnet.Option{
 		gnet.WithLogger(zapLogger{log.Sugar()}),
 		gnet.WithNumEventLoop(loops),
 		gnet.WithTCPNoDelay(gnet.TCPNoDelay),
+		gnet.WithReadBufferCap(readBufferCap),
+		// Level-triggered I/O (gnet's default; never WithEdgeTriggeredIO): the inbox's
+		// own reads (posted.go) may leave bytes in the socket and rely on the poller to
+		// call OnTraffic again for them.
 	}
 	cli, err := gnet.NewClient(&handler{}, opts...)
 	if err != nil {

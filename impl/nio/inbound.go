@@ -196,15 +196,28 @@ func (ib *inbound) isOpen() bool {
 	return ib.registered
 }
 
+// traffic pushes what gnet read into the inbox; when a receiver's posted slice waits,
+// or gnet's read filled its buffer (more is likely to wait), the inbox then reads the
+// socket itself (posted.go).
 func (ib *inbound) traffic(c gnet.Conn) gnet.Action {
 	b, err := c.Next(-1)
 	if err != nil {
 		return gnet.Close
 	}
-	if !ib.box.Push(b) {
-		return gnet.None
+	if ib.box.Push(b) {
+		return ib.pause(c)
 	}
-	return ib.pause(c)
+	switch full, err := ib.box.FillFrom(socketReader(c.Fd()), len(b) >= readBufferCap); {
+	case err == nil && full:
+		return ib.pause(c)
+	case err == nil:
+		return gnet.None
+	case errors.Is(err, io.EOF):
+		return gnet.Close // closed reports the end, as for gnet's own read
+	default:
+		ib.box.End(fmt.Errorf("%w: %w", ipl.ErrConnectionLost, err))
+		return gnet.Close
+	}
 }
 
 // pause drops the event loop's connection and keeps a duplicate of the socket.

@@ -36,10 +36,11 @@ const (
 // writev when the socket takes them.
 //
 // Queued send: core hands the connection each packet in pieces of at most 1 MiB
-// (core's shareChunk); a piece is copied once into a pooled, reference-counted buffer
-// (packet.go), and a multicast queues that same buffer on every connection
-// (core.Sharer). While nothing is queued the sender writes the packet itself
-// (direct.go); only what the socket does not take is queued. The event loop writes the
+// (core's shareChunk). While nothing is queued the sender writes the piece itself
+// (direct.go), from the program's own bytes when the message has this connection
+// alone (WritePacket); what the socket does not take, and every piece that finds a
+// queue, is copied once into a pooled, reference-counted buffer (packet.go), and a
+// multicast queues that same buffer on every connection (core.Sharer, WriteShared). The event loop writes the
 // queue with writev on the socket itself, not through gnet's write path, which would
 // copy whatever the socket does not take into a buffer per connection; gnet does not
 // report a socket becoming writable, so a full socket is retried from a timer (retryMin
@@ -174,12 +175,36 @@ func newQueuedOut(lost func(error), wfd int) *queuedOut {
 // Share copies a packet once for all the connections of a multicast.
 func (o *queuedOut) Share(bufs net.Buffers) core.SharedPacket { return newPacket(bufs) }
 
-// WritePacket queues a copy of bufs (core hands a queueing connection its packets
-// through Share and WriteShared; this is the plain OutConn path).
+// WritePacket writes bufs, a message's piece for this connection alone (core hands a
+// multicast's packets to Share and WriteShared instead). With nothing queued the
+// caller writes the bytes itself, without copying them, and only what the socket did
+// not take is copied and queued (direct.go); otherwise a copy of bufs is queued.
 func (o *queuedOut) WritePacket(bufs net.Buffers) error {
-	p := newPacket(bufs)
-	defer p.Release()
-	return o.WriteShared(p)
+	o.mu.Lock()
+	if !o.directOK() {
+		o.mu.Unlock()
+		p := newPacket(bufs)
+		defer p.Release()
+		return o.WriteShared(p)
+	}
+	rest, err := o.writevDirect(bufs)
+	if err != nil {
+		o.mu.Unlock()
+		return o.directFailed(err)
+	}
+	if len(rest) == 0 {
+		o.mu.Unlock()
+		return nil
+	}
+	// The queue is empty and stays so under o.mu: the copy of the rest is its head.
+	p := newPacket(rest)
+	o.off = 0
+	o.q = append(o.q, p) // the queue takes the caller's reference
+	o.queued += len(p.b)
+	o.flushing = flushPending
+	o.mu.Unlock()
+	o.schedule()
+	return nil
 }
 
 // WriteShared queues p, waiting while the connection has too much queued already; with

@@ -29,6 +29,10 @@ import (
 // start of a message holds up nobody, and a thousand idle senders cost a thousand small
 // structs, not a thousand goroutines and read buffers (an idle inbox holds no buffer).
 //
+// A reader that waits for a large read with nothing buffered posts its slice, and the
+// transport's bytes go straight into it; a transport may also read its socket into
+// the inbox itself (FillFrom): inbox_posted.go.
+//
 // An inbox's lifecycle is one typed state (inboxState: idle, queued, owned, retired)
 // and its flow control another (inboxFlow: on, paused, parked, with the water marks
 // below), each with its legal moves in one table. This comment, the constants and
@@ -66,7 +70,7 @@ type Inbox struct {
 	ic   *inConn
 
 	mu     sync.Mutex
-	chunks [][]byte // unread bytes, oldest first; chunks[0][off:] is next
+	chunks []chunk // unread bytes, oldest first; chunks[0].b[off:] is next
 	off    int
 	n      int        // unread bytes in all chunks
 	state  inboxState // who has the inbox (see inboxMoves)
@@ -83,6 +87,12 @@ type Inbox struct {
 	// stream broke (nothing valid follows).
 	scan   serialization.Scanner
 	starts int // messages not yet read whose start can be read without waiting
+
+	// post is the slice of a reader that waits for a large read with nothing
+	// buffered (inbox_posted.go): the next bytes of the stream go straight into it,
+	// postN of them so far. nil when no read is posted.
+	post  []byte
+	postN int
 
 	resume func()
 }
@@ -220,7 +230,11 @@ func (a *Acceptance) Inbox(resume func()) *Inbox {
 // may reuse p at once. It reports whether the inbox is full: the transport should then
 // stop reading the connection until the resume function is called. Bytes pushed after
 // End are dropped.
-func (b *Inbox) Push(p []byte) (full bool) {
+func (b *Inbox) Push(p []byte) (full bool) { return b.push(p, nil) }
+
+// push is Push; with adopt set, p is part of that buffer of FillFrom's (which nobody
+// else writes), and the inbox keeps p itself as a chunk instead of a copy.
+func (b *Inbox) push(p []byte, adopt *fillBuf) (full bool) {
 	if len(p) == 0 {
 		return false
 	}
@@ -230,7 +244,24 @@ func (b *Inbox) Push(p []byte) (full bool) {
 		b.mu.Unlock()
 		return false
 	}
-	b.store(p)
+	if b.post != nil {
+		// A posted read comes first: it was posted with nothing buffered.
+		k, done := b.fillPosted(p)
+		if p = p[k:]; len(p) == 0 {
+			b.mu.Unlock()
+			if done {
+				wake.Poke(b.wake)
+			}
+			return false
+		}
+	}
+	if adopt != nil {
+		adopt.refs.Add(1)
+		b.chunks = append(b.chunks, chunk{b: p, buf: adopt})
+		b.n += len(p)
+	} else {
+		b.store(p)
+	}
 	b.scanPushed(p)
 	b.ic.watch.progress.Add(1)
 	total := b.port.push.buffered.Add(int64(len(p)))
@@ -270,19 +301,27 @@ func (b *Inbox) End(err error) {
 	b.take1(step, why)
 }
 
+// chunk is a part of the bytes an inbox holds: a copy of its own, or a part of a
+// buffer FillFrom read the socket into (buf), which goes back to its pool once every
+// chunk of it has been read.
+type chunk struct {
+	b   []byte
+	buf *fillBuf
+}
+
 // store appends a copy of p to the chunks.
 func (b *Inbox) store(p []byte) {
 	if k := len(b.chunks); k > 0 {
-		last := b.chunks[k-1]
-		if cap(last)-len(last) >= len(p) {
-			b.chunks[k-1] = append(last, p...)
+		last := &b.chunks[k-1]
+		if last.buf == nil && cap(last.b)-len(last.b) >= len(p) {
+			last.b = append(last.b, p...)
 			b.n += len(p)
 			return
 		}
 	}
 	c := make([]byte, len(p), max(len(p), inboxChunk))
 	copy(c, p)
-	b.chunks = append(b.chunks, c)
+	b.chunks = append(b.chunks, chunk{b: c})
 	b.n += len(p)
 }
 
@@ -361,12 +400,21 @@ func (b *Inbox) Read(p []byte) (int, error) {
 			if b.flow == flowPaused && b.n < InboxLowWater {
 				resume = b.resumed()
 			}
+			// All taken and a large part still to come: it comes straight into p.
+			posted, unpark := b.postLocked(p[n:])
 			b.mu.Unlock()
 			if resume != nil {
 				resume()
 			}
+			if unpark != nil {
+				unpark()
+			}
 			if q := &b.port.push; q.nParked.Load() > 0 && q.buffered.Load() < PortLowWater {
 				b.port.unpark()
+			}
+			if posted {
+				m, err := b.awaitPosted()
+				return n + m, err
 			}
 			return n, nil
 		}
@@ -384,9 +432,17 @@ func (b *Inbox) Read(p []byte) (int, error) {
 		if b.flow == flowParked {
 			resume = b.resumed()
 		}
+		posted, _ := b.postLocked(p)
 		b.mu.Unlock()
 		if resume != nil {
 			resume()
+		}
+		if posted {
+			n, err := b.awaitPosted()
+			if n > 0 || err != nil {
+				return n, err
+			}
+			continue // the connection ended before a byte came: say so as above
 		}
 		select {
 		case <-b.wake:
@@ -401,11 +457,12 @@ func (b *Inbox) take(p []byte) int {
 	n := 0
 	for n < len(p) && len(b.chunks) > 0 {
 		c := b.chunks[0]
-		k := copy(p[n:], c[b.off:])
+		k := copy(p[n:], c.b[b.off:])
 		n += k
 		b.off += k
-		if b.off == len(c) {
-			b.chunks[0] = nil
+		if b.off == len(c.b) {
+			c.buf.release()
+			b.chunks[0] = chunk{}
 			b.chunks = b.chunks[1:]
 			b.off = 0
 		}
@@ -422,6 +479,9 @@ func (b *Inbox) take(p []byte) int {
 func (b *Inbox) discard() {
 	b.mu.Lock()
 	n := b.n
+	for _, c := range b.chunks {
+		c.buf.release()
+	}
 	b.chunks, b.off, b.n = nil, 0, 0
 	b.mu.Unlock()
 	if n > 0 {

@@ -410,6 +410,9 @@ func peerWentFirst(err error) bool {
 func (sp *SendPort) WritePacket(bufs net.Buffers) error {
 	if len(sp.msgConns) > 0 {
 		if sh, ok := sp.msgConns[0].c.(Sharer); ok {
+			if len(sp.msgConns) == 1 {
+				return sp.writePieces(bufs)
+			}
 			return sp.writeShared(sh, bufs)
 		}
 	}
@@ -441,6 +444,24 @@ func (sp *SendPort) writeShared(sh Sharer, bufs net.Buffers) error {
 		sp.scratch = piece[:0]
 		err := sp.deliver(func(oc *sendConn) error { return oc.c.(Sharer).WriteShared(pkt) })
 		pkt.Release()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writePieces hands the packets to the one connection of the message, a queueing one,
+// in pieces of at most shareChunk bytes through its own WritePacket: with nothing
+// queued it writes the caller's bytes itself and copies only what the socket did not
+// take, where Share would copy every packet before its first byte is written.
+func (sp *SendPort) writePieces(bufs net.Buffers) error {
+	for len(bufs) > 0 {
+		var piece net.Buffers
+		piece, bufs = cutBuffers(sp.scratch[:0], bufs, shareChunk)
+		err := sp.deliver(func(oc *sendConn) error { return oc.c.WritePacket(piece) })
+		clear(piece)
+		sp.scratch = piece[:0]
 		if err != nil {
 			return err
 		}

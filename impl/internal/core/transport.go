@@ -84,7 +84,9 @@ type PortChecker interface {
 // Sharer is implemented by the connections of transports that queue packets instead of
 // writing them at once. A multicast then prepares each packet once (Share) and hands
 // the same prepared packet to every connection (WriteShared), instead of each
-// connection copying it.
+// connection copying it. A message to one connection goes through its WritePacket, in
+// pieces of at most 1 MiB (so that what it copies ahead of the socket stays bounded),
+// which may write the caller's bytes itself and copy only the rest.
 type Sharer interface {
 	// Share copies bufs into a packet that WriteShared of any connection of the same
 	// transport accepts. The caller calls Release once it has handed it out.
