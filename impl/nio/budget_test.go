@@ -17,25 +17,10 @@ import (
 func TestParkedConnectionResumedForItsReader(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	ib, err := ipl.New(ctx, ipl.WithImplementation(Name), ipl.WithPortTypes(flowType),
-		ipl.WithProperty(PropertyReceive, "nonblocking"), ipl.WithMaxMessageSize(64<<20))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ib.Close()
-	rp, err := ib.CreateReceivePort(flowType, "in")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ib, rp := openWithIn(ctx, t, flowType, ipl.WithProperty(PropertyReceive, "nonblocking"), ipl.WithMaxMessageSize(64<<20))
 	send := func(name string, words int, started chan<- struct{}) chan error {
 		ch := make(chan error, 1)
-		sp, err := ib.CreateSendPort(flowType, name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := sp.Connect(ctx, ib.Identifier(), "in"); err != nil {
-			t.Fatal(err)
-		}
+		sp := sendToIn(ctx, t, ib, flowType, name)
 		go func() {
 			data := make([]int64, words)
 			m, err := sp.NewMessage(ctx)

@@ -24,24 +24,9 @@ func directOrder(t *testing.T, recv string) {
 	defer cancel()
 	pt := ipl.MustPortType(ipl.ConnectionOneToOne, ipl.SerializationData, ipl.ReceiveExplicit,
 		ipl.CommunicationReliable, ipl.CommunicationFIFO)
-	ib, err := ipl.New(ctx, ipl.WithImplementation(Name), ipl.WithPortTypes(pt),
-		ipl.WithProperty(PropertySend, "nonblocking"), ipl.WithProperty(PropertyReceive, recv),
+	ib, rp := openWithIn(ctx, t, pt, ipl.WithProperty(PropertySend, "nonblocking"), ipl.WithProperty(PropertyReceive, recv),
 		ipl.WithMaxMessageSize(64<<20))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ib.Close()
-	rp, err := ib.CreateReceivePort(pt, "in")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sp, err := ib.CreateSendPort(pt, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := sp.Connect(ctx, ib.Identifier(), "in"); err != nil {
-		t.Fatal(err)
-	}
+	sp := sendToIn(ctx, t, ib, pt, "")
 	writes, rests := directWrites.Load(), directRests.Load()
 	sizes := []int{0, 1, 100, 1 << 20, 8, 4 << 20, 3, 1 << 16} // int32s: up to 16 MiB
 	for range 24 {
@@ -114,23 +99,8 @@ func TestDirectWritesCopyOnlyTheRest(t *testing.T) {
 	defer cancel()
 	pt := ipl.MustPortType(ipl.ConnectionOneToOne, ipl.SerializationData, ipl.ReceiveExplicit,
 		ipl.CommunicationReliable, ipl.CommunicationFIFO)
-	ib, err := ipl.New(ctx, ipl.WithImplementation(Name), ipl.WithPortTypes(pt),
-		ipl.WithProperty(PropertySend, "nonblocking"), ipl.WithProperty(PropertyReceive, "blocking"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ib.Close()
-	rp, err := ib.CreateReceivePort(pt, "in")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sp, err := ib.CreateSendPort(pt, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := sp.Connect(ctx, ib.Identifier(), "in"); err != nil {
-		t.Fatal(err)
-	}
+	ib, rp := openWithIn(ctx, t, pt, ipl.WithProperty(PropertySend, "nonblocking"), ipl.WithProperty(PropertyReceive, "blocking"))
+	sp := sendToIn(ctx, t, ib, pt, "")
 	const messages, size = 8, 1 << 20
 	received := make(chan error, 1)
 	go func() {

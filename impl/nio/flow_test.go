@@ -17,23 +17,8 @@ var flowType = ipl.MustPortType(ipl.ConnectionManyToOne, ipl.SerializationData, 
 func TestReceiverThatFallsBehind(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
-	ib, err := ipl.New(ctx, ipl.WithImplementation(Name), ipl.WithPortTypes(flowType),
-		ipl.WithProperty(PropertyReceive, "nonblocking"), ipl.WithMaxMessageSize(8<<20))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ib.Close()
-	rp, err := ib.CreateReceivePort(flowType, "in")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sp, err := ib.CreateSendPort(flowType, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := sp.Connect(ctx, ib.Identifier(), "in"); err != nil {
-		t.Fatal(err)
-	}
+	ib, rp := openWithIn(ctx, t, flowType, ipl.WithProperty(PropertyReceive, "nonblocking"), ipl.WithMaxMessageSize(8<<20))
+	sp := sendToIn(ctx, t, ib, flowType, "")
 	const messages, words = 48, 1 << 17 // 48 MiB in all, far more than the socket buffers
 	before := pauses.Load()
 	sent := make(chan error, 1)

@@ -40,28 +40,13 @@ func TestLargeArraysArriveWhole(t *testing.T) {
 func largeArrays(t *testing.T, send, recv string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
-	ib, err := ipl.New(ctx, ipl.WithImplementation(Name), ipl.WithPortTypes(flowType),
-		ipl.WithProperty(PropertyReceive, recv), ipl.WithProperty(PropertySend, send),
+	ib, rp := openWithIn(ctx, t, flowType, ipl.WithProperty(PropertyReceive, recv), ipl.WithProperty(PropertySend, send),
 		ipl.WithMaxMessageSize(8<<20))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ib.Close()
-	rp, err := ib.CreateReceivePort(flowType, "in")
-	if err != nil {
-		t.Fatal(err)
-	}
 	const senders, messages = 2, 12
 	var wg sync.WaitGroup
 	errs := make(chan error, senders)
 	for s := range senders {
-		sp, err := ib.CreateSendPort(flowType, fmt.Sprintf("out%d", s))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := sp.Connect(ctx, ib.Identifier(), "in"); err != nil {
-			t.Fatal(err)
-		}
+		sp := sendToIn(ctx, t, ib, flowType, fmt.Sprintf("out%d", s))
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -150,17 +135,8 @@ func TestPostedReadPeerGone(t *testing.T) {
 func postedPeerGone(t *testing.T, how, recv string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	ib, err := ipl.New(ctx, ipl.WithImplementation(Name), ipl.WithPortTypes(flowType),
-		ipl.WithProperty(PropertyReceive, recv), ipl.WithMaxMessageSize(8<<20),
+	ib, rp := openWithIn(ctx, t, flowType, ipl.WithProperty(PropertyReceive, recv), ipl.WithMaxMessageSize(8<<20),
 		ipl.WithMessageTimeout(time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ib.Close()
-	rp, err := ib.CreateReceivePort(flowType, "in")
-	if err != nil {
-		t.Fatal(err)
-	}
 	c := dialRaw(t, ib, "gone")
 	defer c.Close()
 	const size = 4 << 20
