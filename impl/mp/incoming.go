@@ -71,9 +71,9 @@ func (t *transport) incoming(l *mpi.Loop, m mpi.Message) {
 	l.Recv(m, ch.data, func(err error) { s.filled(ch, err) })
 }
 
-// fromAcceptor handles a message on a connection's reverse tag (under the engine's progress lock): the
-// handshake reply, then credit (credit.go), or the news (an empty message) that the
-// acceptor dropped the connection.
+// fromAcceptor handles a message on a connection's reverse tag (under the engine's
+// progress lock): the handshake reply, then credit (credit.go), or the news (an empty
+// message) that the acceptor dropped the connection.
 func (t *transport) fromAcceptor(l *mpi.Loop, m mpi.Message, key uint64) {
 	out := t.outByKey[key]
 	if out == nil {

@@ -28,7 +28,7 @@ type outStream struct {
 	lost func(error)
 
 	reply   chan replyMsg
-	replied bool // the handshake reply came (under the engine's progress lock); later messages are credit
+	replied bool // the handshake reply came (under the progress lock); later messages are credit
 
 	// mu guards what follows. Lock order: mu is a leaf. The engine's handler takes it
 	// (gone, gotCredit), and no one holds it while waiting for the engine or calling
@@ -119,8 +119,8 @@ func (out *outStream) abandon(end bool) {
 	})
 }
 
-// gone records that the acceptor dropped the connection (under the engine's progress lock) and tells
-// core, from a goroutine of its own since core's handler takes locks.
+// gone records that the acceptor dropped the connection (under the engine's progress
+// lock) and tells core, from a goroutine of its own since core's handler takes locks.
 func (out *outStream) gone(err error) {
 	out.mu.Lock()
 	if out.lostErr != nil || out.closed {

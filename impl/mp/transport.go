@@ -192,7 +192,8 @@ func (t *transport) spinFor(n int) time.Duration {
 	return t.waitSpin + time.Duration(n)*time.Nanosecond
 }
 
-// allocConn picks a free connection number for a dial to peer (under the engine's progress lock).
+// allocConn picks a free connection number for a dial to peer (under the engine's
+// progress lock).
 func (t *transport) allocConn(peer int) uint32 {
 	for {
 		c := t.nextConn
