@@ -89,13 +89,16 @@ func (out *outStream) acquire(n int) error {
 			continue
 		}
 		creditWaiters.Add(1)
+		unblock := out.t.eng.Blocking()
 		select {
 		case <-out.creditCh:
 		case <-out.closedCh:
 		case <-out.t.closing:
+			unblock()
 			creditWaiters.Add(-1)
 			return fmt.Errorf("mp: writing to rank %d: %w", out.peer, ipl.ErrClosed)
 		}
+		unblock()
 		creditWaiters.Add(-1)
 	}
 }

@@ -45,21 +45,24 @@
 // MPI is initialised with MPI_THREAD_SERIALIZED (internal/mpi), and every call is made
 // by whichever goroutine holds the engine's progress lock: a sender starts its
 // MPI_Isend itself, and a goroutine waiting for MPI (a receive, an in-place send,
-// credit) polls for mp.waitspin (200µs), yielding the CPU between polls, before it
-// blocks; each poll probes for any message (MPI_Improbe), hands it to the
-// connection it belongs to, starts its receive (MPI_Imrecv) and collects completed
+// credit) polls for mp.waitspin (200µs) before it blocks, yielding the CPU between
+// polls only on an oversubscribed node (more ranks than processors, as Open MPI's
+// mpi_yield_when_idle); each poll probes for any message (MPI_Improbe), hands it to
+// the connection it belongs to, starts its receive (MPI_Imrecv) and collects completed
 // requests (MPI_Testsome), so a waiting receiver finds its own message with no other
 // thread involved. An engine goroutine, locked to the OS thread that initialised MPI
-// and finalises it, polls when nobody else does: it stands by while goroutines wait
-// as above and for mp.spin (10ms) after one last found its answer, otherwise keeps
-// polling for mp.spin after its own last work (up to a second while a send or receive
-// is still under way, since some MPI transports move data only while polled), then
-// sleeps in growing steps up to mp.maxsleep (1ms), so an idle process costs about a
-// thousand wake-ups a second and a message reaching a process where nobody waits
-// waits at most that long. GOMAXPROCS is raised by one while the engine runs, since
-// it holds a scheduler slot whenever it polls. An MPI library that grants only
-// MPI_THREAD_FUNNELED gets the older design: every call on the engine goroutine, the
-// rest of Go queueing closures for it.
+// and finalises it, polls when nobody else does: it stands by while goroutines poll
+// as above and for mp.spin (10ms) after one last found its answer, unless a goroutine
+// is blocked waiting for MPI; then, and otherwise, it keeps polling for mp.spin after
+// the last work (its own, a send or receive started, a goroutine beginning to block;
+// up to a second while a send or receive is still under way, since some MPI
+// transports move data only while polled), then sleeps in growing steps up to
+// mp.maxsleep (1ms), so an idle process costs about a thousand wake-ups a second and
+// a message reaching a process where nobody waits for it waits at most that long; a
+// goroutine that begins to block wakes it at once. GOMAXPROCS is raised by one while
+// the engine runs, since it holds a scheduler slot whenever it polls. mp.funneled, or
+// an MPI library that grants only MPI_THREAD_FUNNELED, gives the older design: every
+// call on the engine goroutine, the rest of Go queueing closures for it.
 //
 // A connection from a send port to a receive port is a virtual stream between two
 // ranks, named by the dialling rank and a number it picks, which gives the tags of the

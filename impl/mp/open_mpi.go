@@ -150,6 +150,7 @@ func bcast(ctx context.Context, eng *mpi.Engine, buf []byte) error {
 	if !eng.Do(func(l *mpi.Loop) { l.Bcast(buf, func(err error) { done <- err }) }) {
 		return ipl.ErrClosed
 	}
+	defer eng.Blocking()()
 	select {
 	case err := <-done:
 		return err

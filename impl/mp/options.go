@@ -18,8 +18,8 @@ const (
 	// PropMaxSleep: the longest sleep of an idle engine, the worst extra delay of a
 	// message reaching an idle process (default 1ms).
 	PropMaxSleep = "mp.maxsleep"
-	// PropWaitSpin: how long a goroutine waiting for the engine (a receive, an in-place
-	// send) polls for the answer, yielding the CPU, before it blocks (default 200us).
+	// PropWaitSpin: how long a goroutine waiting for MPI (a receive, an in-place send,
+	// credit) polls MPI for its answer before it blocks (default 200us).
 	PropWaitSpin = "mp.waitspin"
 	// PropCloseTimeout: how long Close waits for every rank to close (default 10m; also
 	// IBIS_MP_CLOSE_TIMEOUT).

@@ -76,15 +76,19 @@ func (t *transport) Dial(ctx context.Context, addr string, req *core.Request, lo
 		return nil, nil, fmt.Errorf("mp: dialling %s: %w", addr, ipl.ErrClosed)
 	}
 	var r replyMsg
+	unblock := t.eng.Blocking()
 	select {
 	case r = <-out.reply:
 	case <-ctx.Done():
+		unblock()
 		out.abandon(true)
 		return nil, nil, ctx.Err()
 	case <-t.closing:
+		unblock()
 		out.abandon(true)
 		return nil, nil, fmt.Errorf("mp: dialling %s: %w", addr, ipl.ErrClosed)
 	}
+	unblock()
 	var rep *core.Reply
 	if r.err == nil {
 		rep, err = core.ReadReply(bytes.NewReader(r.buf))
@@ -228,6 +232,7 @@ func (out *outStream) WritePacket(bufs net.Buffers) error {
 	if t.eng.Await(w.done, t.spinFor(w.bytes)) {
 		return w.err
 	}
+	defer t.eng.Blocking()()
 	select {
 	case <-w.done:
 		return w.err
@@ -288,6 +293,7 @@ func (out *outStream) takeSlot(flush func() bool) error {
 	if !flush() {
 		return fmt.Errorf("mp: writing to rank %d: %w", out.peer, ipl.ErrClosed)
 	}
+	defer t.eng.Blocking()() // slots come back as sends complete
 	select {
 	case t.slots <- struct{}{}:
 		return nil

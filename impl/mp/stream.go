@@ -302,6 +302,7 @@ func (s *inStream) wait(dl time.Time) error {
 	if s.t.eng.Await(s.notify, spin) {
 		return nil
 	}
+	defer s.t.eng.Blocking()()
 	if dl.IsZero() {
 		<-s.notify
 		return nil

@@ -173,9 +173,12 @@ func (t *transport) recvInto(m mpi.Message, buf []byte) error {
 		return fmt.Errorf("mp: receiving: %w", ipl.ErrClosed)
 	}
 	if !t.eng.Await(done, t.spinFor(len(buf))) {
+		unblock := t.eng.Blocking()
 		select {
 		case <-done:
+			unblock()
 		case <-t.eng.Done():
+			unblock()
 			return fmt.Errorf("mp: receiving %d bytes from rank %d: %w", m.Size, m.Src, ipl.ErrClosed)
 		}
 	}

@@ -42,8 +42,9 @@ type Config struct {
 	// instead of 50µs on the loaded 2-core machine of docs/PERFORMANCE.md.
 	Spin time.Duration
 	// MaxSleep caps the sleeps of an idle engine, which grow from 10µs. It is the worst
-	// extra delay of a message arriving at an idle process; work queued from Go wakes
-	// the engine at once.
+	// extra delay of a message arriving at an idle process where nobody waits for it;
+	// a goroutine that blocks waiting for MPI (Blocking) or, funneled, work queued
+	// from Go wakes the engine at once.
 	MaxSleep time.Duration
 	// Funneled asks MPI for MPI_THREAD_FUNNELED only: every MPI call is made on the
 	// engine goroutine and the rest of Go queues closures for it, each message
@@ -109,10 +110,15 @@ type Engine struct {
 	serialized bool
 	// drivers counts the goroutines in Await, and drivenAt (Unix nanoseconds) is when
 	// one last found what it waited for. While there are drivers, and for the spin
-	// time after one succeeded, the engine goroutine stands by; an Await that gives
-	// up clears drivenAt and pokes undriven, so that the engine polls again at once.
+	// time after one succeeded, the engine goroutine stands by, unless a goroutine is
+	// blocked waiting for MPI (blocked, counted by Blocking, which pokes undriven so
+	// that the engine polls at once). activeAt (Unix nanoseconds) is when a Do last
+	// left requests outstanding or a goroutine last began to block, which the engine's
+	// idle clock counts as work of its own: it keeps polling for the spin time after.
 	drivers  atomic.Int32
 	drivenAt atomic.Int64
+	blocked  atomic.Int32
+	activeAt atomic.Int64
 	undriven chan struct{}
 
 	// yieldIdle: a goroutine in Await yields the CPU after each poll that found
@@ -120,7 +126,7 @@ type Engine struct {
 	yieldIdle bool
 
 	loop  *Loop
-	ended bool // MPI is finalised or never will be: nobody calls it any more
+	ended atomic.Bool // MPI is finalised or never will be: nobody calls it any more (set under progress)
 
 	started  chan error
 	finished chan struct{}
@@ -248,10 +254,13 @@ func (e *Engine) Do(f func(*Loop)) bool {
 	}
 	e.progress.Lock()
 	defer e.progress.Unlock()
-	if e.ended {
+	if e.ended.Load() {
 		return false
 	}
 	f(e.loop)
+	if len(e.reqs) > 0 {
+		e.activeAt.Store(time.Now().UnixNano())
+	}
 	return true
 }
 

@@ -20,8 +20,9 @@ import (
 // while its receiver waits for it, where with one MPI thread it crossed two per side.
 // The engine goroutine polls when nobody else does: it stands by while goroutines
 // are in Await and for the spin time after one last found its answer (the next wait
-// of a ping-pong comes within microseconds), and polls again at once when an Await
-// gives up and its caller blocks.
+// of a ping-pong comes within microseconds), unless a goroutine is blocked waiting
+// for MPI (after its Await gave up, or where it does not poll at all): Blocking
+// wakes the engine, which polls for as long as any goroutine is blocked.
 //
 // When MPI grants only MPI_THREAD_FUNNELED, every call stays on the engine goroutine:
 // Do queues and Await only polls its channel.
@@ -30,22 +31,33 @@ import (
 // whether one came. A goroutine that expects an answer from MPI within microseconds
 // waits this way before it blocks on ch: blocked, it would be woken through the Go
 // scheduler and the kernel, which on a loaded machine costs tens of microseconds.
+//
+// A caller that then blocks on ch calls Blocking for the time it blocks.
 func (e *Engine) Await(ch <-chan struct{}, d time.Duration) bool {
-	if !e.serialized {
+	if !e.serialized || e.ended.Load() {
 		return Poll(ch, d)
 	}
 	e.drivers.Add(1)
 	ok := pollWith(ch, d, e.step, e.yieldIdle)
 	if ok {
 		e.drivenAt.Store(time.Now().UnixNano())
-		e.drivers.Add(-1)
-		return true
 	}
-	// The caller blocks now: the engine goroutine polls for it, from now on.
-	e.drivenAt.Store(0)
 	e.drivers.Add(-1)
+	return ok
+}
+
+// Blocking marks the caller as blocked waiting for MPI (an answer, a completion) until
+// the returned function is called: the engine goroutine then polls for it at once and
+// for as long as it is blocked, whatever goroutines in Await do. Use it around a
+// blocking wait that follows an Await that gave up, or a wait without Await.
+func (e *Engine) Blocking() (unblock func()) {
+	if !e.serialized {
+		return func() {} // the engine goroutine makes all progress anyway
+	}
+	e.blocked.Add(1)
+	e.activeAt.Store(time.Now().UnixNano())
 	wake.Poke(e.undriven)
-	return false
+	return func() { e.blocked.Add(-1) }
 }
 
 // step makes one turn of progress if nobody else is (one probe, completions), and
@@ -55,7 +67,8 @@ func (e *Engine) step() bool {
 		return false
 	}
 	defer e.progress.Unlock()
-	if e.ended {
+	if e.ended.Load() {
+		Yield() // nothing to poll any more: do not spin hot until the caller's deadline
 		return false
 	}
 	found, completed, err := e.pollOnce(e.loop)

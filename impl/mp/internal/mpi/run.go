@@ -66,7 +66,7 @@ func (e *Engine) run() {
 			if fin, err := e.stopStep(e.loop); fin {
 				e.stopErr = err
 				e.exit()
-				e.ended = true
+				e.ended.Store(true)
 				e.progress.Unlock()
 				return
 			}
@@ -82,6 +82,8 @@ func (e *Engine) run() {
 		busy := worked || found || completed
 		if busy {
 			last, sleep = now, minSleep
+		} else if w := e.activeAt.Load(); w > last.UnixNano() {
+			last = time.Unix(0, w) // a Do's requests, a blocked goroutine
 		}
 		// While goroutines in Await make progress themselves the engine stands by,
 		// so as not to take the CPU and the lock from them, and looks in now and then.
@@ -111,8 +113,11 @@ func (e *Engine) run() {
 }
 
 // driven reports whether goroutines in Await are making progress, or did within the
-// spin time.
+// spin time, and no goroutine is blocked waiting for MPI.
 func (e *Engine) driven(now time.Time) bool {
+	if e.blocked.Load() > 0 {
+		return false
+	}
 	if e.drivers.Load() > 0 {
 		return true
 	}
