@@ -22,7 +22,8 @@ import (
 // are in Await and for the spin time after one last found its answer (the next wait
 // of a ping-pong comes within microseconds), unless a goroutine is blocked waiting
 // for MPI (after its Await gave up, or where it does not poll at all): Blocking
-// wakes the engine, which polls for as long as any goroutine is blocked.
+// wakes the engine, which then polls as after work of its own (for the spin time, then
+// in growing sleeps) while any goroutine is blocked.
 //
 // When MPI grants only MPI_THREAD_FUNNELED, every call stays on the engine goroutine:
 // Do queues and Await only polls its channel.
@@ -47,9 +48,10 @@ func (e *Engine) Await(ch <-chan struct{}, d time.Duration) bool {
 }
 
 // Blocking marks the caller as blocked waiting for MPI (an answer, a completion) until
-// the returned function is called: the engine goroutine then polls for it at once and
-// for as long as it is blocked, whatever goroutines in Await do. Use it around a
-// blocking wait that follows an Await that gave up, or a wait without Await.
+// the returned function is called: the engine goroutine polls for it at once, and
+// while it is blocked keeps polling as after work of its own (for the spin time, then
+// in growing sleeps up to the maximum), whatever goroutines in Await do. Use it around
+// a blocking wait that follows an Await that gave up, or a wait without Await.
 func (e *Engine) Blocking() (unblock func()) {
 	if !e.serialized {
 		return func() {} // the engine goroutine makes all progress anyway
