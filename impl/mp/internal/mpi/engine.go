@@ -34,9 +34,10 @@ type Config struct {
 	// Logger receives diagnostics; nil means none.
 	Logger *zap.Logger
 	// Spin is how long the engine keeps polling MPI (yielding the CPU between polls)
-	// after its last piece of work before it starts to sleep. Messages that arrive
-	// within it are seen at once; a program that communicates more often than that
-	// keeps the engine in this phase. It is long enough that a loaded machine, where a
+	// after its last piece of work before it starts to sleep, and how long it stands
+	// by after a goroutine in Await found its answer (progress.go). Messages that
+	// arrive within it are seen at once; a program that communicates more often than
+	// that keeps the engine in this phase. It is long enough that a loaded machine, where a
 	// round trip can take a millisecond, does not push the engine into its sleeps
 	// (which would make round trips slower still); 1ms gave round trips of 0.4ms
 	// instead of 50µs on the loaded 2-core machine of docs/PERFORMANCE.md.

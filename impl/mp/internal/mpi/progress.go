@@ -36,7 +36,7 @@ import (
 // A caller that then blocks on ch calls Blocking for the time it blocks.
 func (e *Engine) Await(ch <-chan struct{}, d time.Duration) bool {
 	if !e.serialized || e.ended.Load() {
-		return Poll(ch, d)
+		return pollChan(ch, d)
 	}
 	e.drivers.Add(1)
 	ok := pollWith(ch, d, e.step, e.yieldIdle)
@@ -70,7 +70,7 @@ func (e *Engine) step() bool {
 	}
 	defer e.progress.Unlock()
 	if e.ended.Load() {
-		Yield() // nothing to poll any more: do not spin hot until the caller's deadline
+		yieldCPU() // nothing to poll any more: do not spin hot until the caller's deadline
 		return false
 	}
 	found, completed, err := e.pollOnce(e.loop)

@@ -61,7 +61,10 @@ func (e *Engine) run() {
 	timer.Stop()
 	for {
 		e.progress.Lock()
-		worked := e.runQueued(e.loop)
+		worked := false
+		if !e.serialized { // a serialized engine's queue stays empty (Do runs on its caller)
+			worked = e.runQueued(e.loop)
+		}
 		if e.stopping {
 			if fin, err := e.stopStep(e.loop); fin {
 				e.stopErr = err

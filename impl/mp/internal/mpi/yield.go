@@ -7,18 +7,18 @@ import "C"
 
 import "time"
 
-// Yield gives the CPU to another thread (sched_yield); not an MPI call, so any
+// yieldCPU gives the CPU to another thread (sched_yield); not an MPI call, so any
 // goroutine may use it.
-func Yield() { C.mp_yield() }
+func yieldCPU() { C.mp_yield() }
 
-// Poll waits up to d for a value on ch by polling it, yielding the CPU between polls,
-// and reports whether one came. A goroutine that expects an answer from the engine
-// within microseconds waits this way before it blocks: a blocked goroutine is woken by
-// the engine's thread through the Go scheduler and the kernel, which on a loaded
-// machine costs tens of microseconds, while a polling one sees the answer at once.
-func Poll(ch <-chan struct{}, d time.Duration) bool { return pollWith(ch, d, nil, true) }
+// pollChan waits up to d for a value on ch by polling it, yielding the CPU between
+// polls, and reports whether one came: Await of a funneled engine, whose goroutine
+// makes the progress the waiter looks for. A polling waiter sees the engine's answer
+// at once, where a blocked one is woken through the Go scheduler and the kernel,
+// which on a loaded machine costs tens of microseconds.
+func pollChan(ch <-chan struct{}, d time.Duration) bool { return pollWith(ch, d, nil, true) }
 
-// pollWith is Poll calling step between looks at ch. It yields the CPU after each look
+// pollWith is pollChan calling step between looks at ch. It yields the CPU after each look
 // when there is no step, and after a step that did no work when yield is set.
 func pollWith(ch <-chan struct{}, d time.Duration, step func() bool, yield bool) bool {
 	if d <= 0 {
