@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -61,7 +62,7 @@ func (c *serverConn) authenticate(deadline time.Time) error {
 			return c.refuse(pool, head.explain(c.s.tls != nil), err)
 		}
 		if errors.Is(err, os.ErrDeadlineExceeded) {
-			return fmt.Errorf("no pool check within %v of connecting: %w", c.s.cfg.heartbeat*3/2, err)
+			return fmt.Errorf("no pool check within %v (the death timeout) of connecting: %w", c.s.cfg.deathTimeout, err)
 		}
 		return fmt.Errorf("pool check: %w", err)
 	}
@@ -274,6 +275,11 @@ func (c *Client) handshake(ctx context.Context, raw net.Conn, pool string) (net.
 	if err == nil {
 		err = poolauth.Dial(conn, pool, c.cfg.secret)
 		switch {
+		case errors.Is(err, ErrUnauthenticated) && strings.Contains(err.Error(), busyReason):
+			// Not a failed check: the server is at a limit of connections
+			// that have not joined yet (server_unjoined.go).
+			_, why, _ := strings.Cut(err.Error(), busyReason)
+			err = fmt.Errorf("%w: %w: the registry at %s refused the connection: %s", ErrTooManyRequests, errBusy, c.addr, why)
 		case err == nil, errors.Is(err, ErrUnauthenticated):
 		case errors.Is(err, poolauth.ErrProtocol):
 			err = fmt.Errorf("%w: the registry does not speak this client's protocol version %d, which begins with the pool check "+
@@ -287,7 +293,7 @@ func (c *Client) handshake(ctx context.Context, raw net.Conn, pool string) (net.
 			err = fmt.Errorf("%w: %w", ErrRegistryLost, err)
 		}
 	}
-	if !stop() && (err == nil || !errors.Is(err, ErrUnauthenticated) && !errors.Is(err, ErrVersion)) {
+	if !stop() && (err == nil || !errors.Is(err, ErrUnauthenticated) && !errors.Is(err, ErrVersion) && !errors.Is(err, errBusy)) {
 		if err == nil {
 			return nil, fmt.Errorf("%w: %w", ErrRegistryLost, ctx.Err())
 		}

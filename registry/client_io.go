@@ -33,7 +33,13 @@ type session struct {
 	out         chan []byte         // frames for the writer
 	cancels     *fifo.Queue[[]byte] // cancel frames for the writer; never blocks
 	startBeats  chan time.Duration  // tells the writer the heartbeat period
-	readTimeout atomic.Int64        // reader's deadline in ns; 0 until joined
+	readTimeout atomic.Int64        // how long the server may be silent, ns; 0 until joined
+	beat        atomic.Int64        // the heartbeat interval, ns; 0 until joined
+	// base is the origin of the session's monotonic clock; stalledAt is
+	// the latest reading of it at which the writer found that this
+	// process had not run for a while (0: never).
+	base      time.Time
+	stalledAt atomic.Int64
 	pending     map[uint64]chan *message
 	// resumeID is the id of this session's resume request: the reply to it
 	// makes the session the client's own again (see Client.restored).
@@ -58,9 +64,13 @@ func (c *Client) newSession(conn net.Conn) *session {
 		cancels:    fifo.New[[]byte](),
 		startBeats: make(chan time.Duration, 1),
 		pending:    make(map[uint64]chan *message),
+		base:       time.Now(),
 		done:       make(chan struct{}),
 	}
 }
+
+// now returns the session's monotonic clock reading.
+func (s *session) now() time.Duration { return time.Since(s.base) }
 
 // start runs the session's goroutines. Until beginBeats announces the
 // heartbeat interval, the connection has one fixed read deadline, the
@@ -76,9 +86,9 @@ func (s *session) start() {
 
 // beginBeats switches the session to the heartbeat interval hb the server
 // announced: heartbeats every hb/2, and the server taken for lost after
-// three intervals of silence (it pings every hb/2).
-func (s *session) beginBeats(hb time.Duration) {
-	lost := 3 * hb
+// lost of silence (serverLostAfter; it pings every hb/2).
+func (s *session) beginBeats(hb, lost time.Duration) {
+	s.beat.Store(int64(hb))
 	s.readTimeout.Store(int64(lost))
 	_ = s.conn.SetReadDeadline(time.Now().Add(lost))
 	select {
@@ -110,8 +120,13 @@ func (s *session) readFrames() error {
 	c := s.c
 	br := bufio.NewReaderSize(s.conn, 4096)
 	var buf []byte
+	heard := s.now()
 	for {
+		if err := s.awaitFrame(br, &heard); err != nil {
+			return err
+		}
 		if t := time.Duration(s.readTimeout.Load()); t > 0 {
+			// A frame has begun: the rest of it must come in time too.
 			if err := s.conn.SetReadDeadline(time.Now().Add(t)); err != nil {
 				return fmt.Errorf("set read deadline: %w", err)
 			}
@@ -121,13 +136,11 @@ func (s *session) readFrames() error {
 		case errors.Is(err, io.EOF):
 			return fmt.Errorf("server closed the connection: %w", err)
 		case errors.Is(err, os.ErrDeadlineExceeded):
-			if t := time.Duration(s.readTimeout.Load()); t > 0 {
-				return fmt.Errorf("nothing heard from the server for %v: %w", t, err)
-			}
-			return fmt.Errorf("no join reply from the server within %v: %w", c.cfg.joinTimeout, err)
+			return fmt.Errorf("a frame from the server began but did not end in time: %w", err)
 		case err != nil:
 			return err
 		}
+		heard = s.now()
 		buf = body
 		m, err := decodeMessage(body)
 		if err != nil {
@@ -140,11 +153,60 @@ func (s *session) readFrames() error {
 			if m.Event == nil {
 				return fmt.Errorf("%w: event message without an event", ErrProtocol)
 			}
-			c.applyEvent(*m.Event)
+			if c.applyEvent(*m.Event) {
+				return fmt.Errorf("%w: the registry heard nothing from this process for its death timeout "+
+					"(it was stopped, starved of CPU or cut off that long) and told the pool it died", ErrDeclaredDead)
+			}
 		case kindPing:
 		default:
 			return fmt.Errorf("%w: server sent a %s message, which only clients send", ErrProtocol, m.Kind)
 		}
+	}
+}
+
+// awaitFrame waits until the next frame from the server begins to arrive.
+// Before the join reply the fixed deadline set by start holds. Once joined,
+// the server may be silent for the read timeout since it was last heard
+// (*heard); when that has passed, the deadline is not trusted at once: the
+// reader takes whatever arrived meanwhile, waiting one heartbeat interval
+// more for it (a running server pings every half interval), and time in
+// which this process itself did not run (noted by the writer) does not
+// count. Only then is the server taken for lost.
+func (s *session) awaitFrame(br *bufio.Reader, heard *time.Duration) error {
+	drained := false
+	for {
+		lost := time.Duration(s.readTimeout.Load())
+		if lost > 0 {
+			deadline := time.Now().Add(*heard + lost - s.now())
+			if drained {
+				deadline = time.Now().Add(time.Duration(s.beat.Load()))
+			}
+			if err := s.conn.SetReadDeadline(deadline); err != nil {
+				return fmt.Errorf("set read deadline: %w", err)
+			}
+		}
+		_, err := br.Peek(1)
+		switch {
+		case err == nil:
+			return nil
+		case errors.Is(err, io.EOF):
+			return fmt.Errorf("server closed the connection: %w", err)
+		case !errors.Is(err, os.ErrDeadlineExceeded):
+			return err
+		case lost == 0:
+			return fmt.Errorf("no join reply from the server within %v: %w", s.c.cfg.joinTimeout, err)
+		}
+		if stalled := time.Duration(s.stalledAt.Load()); stalled > *heard {
+			*heard, drained = stalled, false // this process did not run: start again from there
+			continue
+		}
+		if s.now()-*heard < lost {
+			continue
+		}
+		if drained {
+			return fmt.Errorf("nothing heard from the server for %v: %w", (s.now() - *heard).Round(time.Millisecond), err)
+		}
+		drained = true
 	}
 }
 
@@ -174,9 +236,16 @@ func (c *Client) deliver(s *session, m *message) {
 // repeat what the member already knows (a Joined of a member it lists, a
 // Left or Died of one it does not, a second PoolClosed or Terminated) are
 // not delivered: a server sends them only when it replays a pool's events
-// to a member that rejoins it after a restart.
-func (c *Client) applyEvent(ev Event) {
+// to a member that rejoins it after a restart. The Died event of this very
+// member, which the server sends it before it closes the connection of a
+// member it declared dead, is not delivered either: applyEvent reports it,
+// and the client ends with ErrDeclaredDead.
+func (c *Client) applyEvent(ev Event) (declaredDead bool) {
 	c.mu.Lock()
+	if ev.Type == Died && c.id.ID != "" && ev.Member.ID == c.id.ID {
+		c.mu.Unlock()
+		return true
+	}
 	deliver := true
 	c.mem.lastSeq = max(c.mem.lastSeq, ev.Seq)
 	c.mem.maxNumber = max(c.mem.maxNumber, ev.Member.Number())
@@ -219,10 +288,16 @@ func (c *Client) applyEvent(ev Event) {
 	if deliver {
 		c.queue.Push(ev)
 	}
+	return false
 }
 
 // writeLoop writes request frames and, once joined, a heartbeat every half
-// heartbeat interval.
+// heartbeat interval. It is the session's own goroutine and never runs
+// program code (events go to the dispatcher, replies to buffered
+// channels), so a busy program cannot hold its heartbeats back beyond the
+// Go scheduler's preemption; a tick that comes more than a heartbeat
+// interval late means the whole process did not run, which it notes for
+// the reader (stalledAt).
 func (s *session) writeLoop() {
 	defer s.c.wg.Done()
 	bw := bufio.NewWriterSize(s.conn, 8<<10)
@@ -238,19 +313,29 @@ func (s *session) writeLoop() {
 		}
 	}()
 	var tick <-chan time.Time
+	var period, lastTick time.Duration
 	writeTimeout := writeTimeoutBeforeJoin
 	for {
 		var frame []byte
 		select {
 		case frame = <-s.out:
 		case <-s.cancels.Wake():
-		case period := <-s.startBeats:
+		case p := <-s.startBeats:
+			period = p
 			ticker = time.NewTicker(period)
 			tick = ticker.C
 			writeTimeout = 8 * period
+			lastTick = s.now()
 			continue
 		case <-tick:
 			frame = beat
+			now := s.now()
+			if now-lastTick-period > 2*period {
+				// This process did not run for a while: the reader must
+				// not blame the server for that time.
+				s.stalledAt.Store(int64(now))
+			}
+			lastTick = now
 		case <-s.done:
 			return
 		}
