@@ -40,7 +40,7 @@ type session struct {
 	// process had not run for a while (0: never).
 	base      time.Time
 	stalledAt atomic.Int64
-	pending     map[uint64]chan *message
+	pending   map[uint64]chan *message
 	// resumeID is the id of this session's resume request: the reply to it
 	// makes the session the client's own again (see Client.restored).
 	resumeID atomic.Uint64

@@ -43,7 +43,7 @@ func (s *Server) watchClock() {
 		if late := now - last - period; late > s.clockGap() {
 			s.stalledAt.Store(int64(now))
 			s.log.Warn("the registry server itself did not run for a while; no member is blamed for that time",
-				zap.Duration("stalled", (late + period).Round(time.Millisecond)))
+				zap.Duration("stalled", (late+period).Round(time.Millisecond)))
 		}
 		last = now
 	}

@@ -233,6 +233,7 @@ func (c *serverConn) awaitFrame(br *bufio.Reader, joinBy time.Time, heard *time.
 		drained = true
 	}
 }
+
 // teardown runs once the reader has ended: the member (if any, and if it did
 // not leave) is declared dead, and the writer is told to stop. With tell,
 // the member is sent its own Died event first, which the writer delivers

@@ -99,8 +99,8 @@ const (
 	// DefaultMaxUnjoinedPerSource is a quarter of the default above, so
 	// that three other addresses still find places.
 	DefaultMaxUnjoinedPerSource = DefaultMaxUnjoinedConnections / 4
-	DefaultMaxPoolsPerSource      = 64
-	DefaultMaxMembersPerSource    = 1024
+	DefaultMaxPoolsPerSource    = 64
+	DefaultMaxMembersPerSource  = 1024
 )
 
 // minNameBytes is the smallest name budget: one binding of a global name
