@@ -118,7 +118,11 @@ func (c *Client) giveUp(err error) {
 	c.lost = err
 	c.mu.Unlock()
 	c.log.Warn("registry lost for good", zap.String("addr", c.addr), zap.Error(err))
-	c.queue.Push(Event{Type: RegistryLost, Member: c.id, Name: LostForGood + err.Error()})
+	prefix := LostForGood
+	if errors.Is(err, ErrDeclaredDead) {
+		prefix = LostDeclaredDead
+	}
+	c.queue.Push(Event{Type: RegistryLost, Member: c.id, Name: prefix + err.Error()})
 	c.finish(err)
 	c.queue.Close()
 }

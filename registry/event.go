@@ -52,6 +52,10 @@ const (
 	// LostForGood starts the Name of a RegistryLost event after which the
 	// client has ended: registry calls fail with ErrRegistryLost for good.
 	LostForGood = "for good: "
+	// LostDeclaredDead starts the Name of the last RegistryLost event when
+	// the client ended because the registry declared this member dead (Err
+	// then matches ErrDeclaredDead); it begins with LostForGood.
+	LostDeclaredDead = LostForGood + "declared dead: "
 )
 
 var eventTypeNames = [...]string{

@@ -4,7 +4,7 @@
 //
 // Usage:
 //
-//	ibis-registry [-host 0.0.0.0] [-port 8888] [-heartbeat 2s] [-events] [-stats 10s] [-v]
+//	ibis-registry [-host 0.0.0.0] [-port 8888] [-heartbeat 2s] [-death-timeout 30s] [-events] [-stats 10s] [-v]
 //	              [-max-frame bytes] [-max-waiting n] [-max-member-bytes bytes]
 //	              [-max-pool-names n] [-max-pool-bytes bytes] [-max-unjoined n]
 //	              [-recovery-grace 10s] [-recovery-window 3s]

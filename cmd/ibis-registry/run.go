@@ -37,6 +37,7 @@ type config struct {
 	host      string
 	port      int
 	heartbeat time.Duration
+	death     time.Duration
 	events    bool
 	stats     time.Duration
 	metrics   string
@@ -83,7 +84,9 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	fs.StringVar(&cfg.host, "host", "0.0.0.0", "address to listen on")
 	fs.IntVar(&cfg.port, "port", defaultPort, "TCP port to listen on ($"+portEnv+" sets the default; 0 = any free port)")
 	fs.DurationVar(&cfg.heartbeat, "heartbeat", registry.DefaultHeartbeatInterval,
-		"failure-detection interval: a member silent for 1.5 intervals is declared dead")
+		"interval of heartbeats (members) and pings (server), each sent every half interval")
+	fs.DurationVar(&cfg.death, "death-timeout", registry.DefaultDeathTimeout,
+		"a member silent this long (after everything it sent was read, not counting time this server was stopped) is declared dead; a crashed member, whose connection breaks, at once")
 	fs.BoolVar(&cfg.events, "events", false, "print every pool event to stdout")
 	fs.DurationVar(&cfg.stats, "stats", 0, "print statistics to stdout at this interval (0 = never)")
 	fs.StringVar(&cfg.metrics, "metrics", "", "serve the statistics for Prometheus at http://`HOST:PORT`/metrics (port 0: any free one)")
@@ -128,6 +131,8 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 		return config{}, fmt.Errorf("-port %d is not a port number (0-65535)", cfg.port)
 	case cfg.heartbeat <= 0:
 		return config{}, fmt.Errorf("-heartbeat %v must be positive", cfg.heartbeat)
+	case cfg.death < cfg.heartbeat:
+		return config{}, fmt.Errorf("-death-timeout %v must be at least the heartbeat interval (%v)", cfg.death, cfg.heartbeat)
 	case cfg.stats < 0:
 		return config{}, fmt.Errorf("-stats %v must not be negative", cfg.stats)
 	case cfg.maxFrame < registry.MinMaxFrameSize:
@@ -196,6 +201,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 
 	opts := []registry.ServerOption{
 		registry.WithHeartbeatInterval(cfg.heartbeat),
+		registry.WithDeathTimeout(cfg.death),
 		registry.WithServerLogger(log),
 		registry.WithMaxFrameSize(cfg.maxFrame),
 		registry.WithMaxWaitingRequests(cfg.maxWaiting),
