@@ -30,6 +30,9 @@ const (
 )
 
 func TestMain(m *testing.M) {
+	if mode := os.Getenv(memberEnv); mode != "" {
+		os.Exit(runMember(mode))
+	}
 	if os.Getenv(childEnv) != "" {
 		os.Args = []string{"ibis-registry", "-host", "127.0.0.1", "-port", "0", "-v"}
 		if args := os.Getenv(childArgsEnv); args != "" {
@@ -184,6 +187,9 @@ func TestFlagsAndEnvironment(t *testing.T) {
 	if err != nil || cfg.maxPoolNames != 7 || cfg.maxUnjoined != 3 {
 		t.Fatalf("limit flags: %+v, %v", cfg, err)
 	}
+	if cfg.death != registry.DefaultDeathTimeout {
+		t.Fatalf("default death timeout: %v", cfg.death)
+	}
 	if cfg.maxPoolsPerSource != registry.DefaultMaxPoolsPerSource || cfg.maxMembersPerSource != registry.DefaultMaxMembersPerSource {
 		t.Fatalf("default limits per source: %+v", cfg)
 	}
@@ -197,6 +203,7 @@ func TestFlagsAndEnvironment(t *testing.T) {
 	for _, args := range [][]string{
 		{"-port", "70000"},
 		{"-heartbeat", "0s"},
+		{"-death-timeout", "0s"},
 		{"-stats", "-1s"},
 		{"-max-frame", "10"},
 		{"-max-waiting", "0"},

@@ -86,7 +86,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	fs.DurationVar(&cfg.heartbeat, "heartbeat", registry.DefaultHeartbeatInterval,
 		"interval of heartbeats (members) and pings (server), each sent every half interval")
 	fs.DurationVar(&cfg.death, "death-timeout", registry.DefaultDeathTimeout,
-		"a member silent this long (after everything it sent was read, not counting time this server was stopped) is declared dead; a crashed member, whose connection breaks, at once")
+		"a member silent this long (after everything it sent was read, not counting time this server was stopped; at least -heartbeat) is declared dead; a crashed member, whose connection breaks, at once")
 	fs.BoolVar(&cfg.events, "events", false, "print every pool event to stdout")
 	fs.DurationVar(&cfg.stats, "stats", 0, "print statistics to stdout at this interval (0 = never)")
 	fs.StringVar(&cfg.metrics, "metrics", "", "serve the statistics for Prometheus at http://`HOST:PORT`/metrics (port 0: any free one)")
@@ -131,8 +131,8 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 		return config{}, fmt.Errorf("-port %d is not a port number (0-65535)", cfg.port)
 	case cfg.heartbeat <= 0:
 		return config{}, fmt.Errorf("-heartbeat %v must be positive", cfg.heartbeat)
-	case cfg.death < cfg.heartbeat:
-		return config{}, fmt.Errorf("-death-timeout %v must be at least the heartbeat interval (%v)", cfg.death, cfg.heartbeat)
+	case cfg.death <= 0:
+		return config{}, fmt.Errorf("-death-timeout %v must be positive", cfg.death)
 	case cfg.stats < 0:
 		return config{}, fmt.Errorf("-stats %v must not be negative", cfg.stats)
 	case cfg.maxFrame < registry.MinMaxFrameSize:
