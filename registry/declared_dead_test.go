@@ -145,4 +145,3 @@ func TestDeclaredDeadMemberLearnsIt(t *testing.T) {
 		t.Fatalf("members after the death: %v", got)
 	}
 }
-
