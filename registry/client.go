@@ -458,7 +458,8 @@ func (c *Client) Done() <-chan struct{} { return c.done }
 // Err says why the client ended: nil while it runs (also while it tries
 // to rejoin a lost registry), ErrClosed after Leave or Close, or an error
 // wrapping ErrRegistryLost (and the cause) when the registry was lost for
-// good.
+// good, which also matches ErrDeclaredDead when the registry declared this
+// member dead.
 func (c *Client) Err() error {
 	select {
 	case <-c.done:
