@@ -10,6 +10,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -25,8 +26,13 @@ import (
 // pool. The server reads nothing else from a connection before the client
 // passed both, and closes one that fails.
 
-// reasonTLS is the reason logged for a failed TLS handshake.
-const reasonTLS = "TLS handshake failed"
+// reasonTLS is the reason logged for a failed TLS handshake; reasonNoHello
+// for a client that sent nothing to a TLS server (a client without TLS
+// waits for the pool check's challenge).
+const (
+	reasonTLS     = "TLS handshake failed"
+	reasonNoHello = "the client sent no TLS hello (does it speak TLS?)"
+)
 
 // errRefused marks a connection that the server refused in the TLS
 // handshake or the pool check, and has already logged.
@@ -43,7 +49,13 @@ func (c *serverConn) authenticate(deadline time.Time) error {
 		return fmt.Errorf("set handshake deadline: %w", err)
 	}
 	if tc, ok := c.conn.(*tls.Conn); ok {
+		if hc, ok := tc.NetConn().(*helloConn); ok {
+			hc.expectHello(deadline, c.s.helloWait())
+		}
 		if err := tc.Handshake(); err != nil {
+			if hc, ok := tc.NetConn().(*helloConn); ok && !hc.got.Load() && errors.Is(err, os.ErrDeadlineExceeded) {
+				return c.refuse("", reasonNoHello, err)
+			}
 			if connectionFailure(err) {
 				return fmt.Errorf("no TLS handshake (the connection failed or timed out): %w", err)
 			}
@@ -79,6 +91,9 @@ func (c *serverConn) authenticate(deadline time.Time) error {
 // deadline, so that closing conn does not reset it before the peer has
 // read the alert that says why.
 func lingerClose(conn net.Conn, deadline time.Time) {
+	if hc, ok := conn.(*helloConn); ok {
+		conn = hc.Conn
+	}
 	tc, ok := conn.(*net.TCPConn)
 	if !ok {
 		return
@@ -89,6 +104,41 @@ func lingerClose(conn net.Conn, deadline time.Time) {
 	}
 	_ = tc.SetReadDeadline(deadline)
 	_, _ = io.Copy(io.Discard, io.LimitReader(tc, 64<<10))
+}
+
+// helloConn is the TCP connection under a TLS server connection. A TLS
+// client sends its hello as soon as it has connected, and a client without
+// TLS sends nothing (it waits for the pool check's challenge), so the
+// client's first bytes must come within helloWait; the rest of the
+// handshakes then has the connection's time to join.
+type helloConn struct {
+	net.Conn
+	got    atomic.Bool
+	joinBy time.Time // set by expectHello, before the handshake reads
+}
+
+// expectHello gives the client until hello for its first bytes, and until
+// joinBy for everything else.
+func (h *helloConn) expectHello(joinBy time.Time, wait time.Duration) {
+	h.joinBy = joinBy
+	if hello := time.Now().Add(wait); hello.Before(joinBy) {
+		_ = h.Conn.SetReadDeadline(hello)
+	}
+}
+
+func (h *helloConn) Read(p []byte) (int, error) {
+	n, err := h.Conn.Read(p)
+	if n > 0 && h.got.CompareAndSwap(false, true) && !h.joinBy.IsZero() {
+		_ = h.Conn.SetReadDeadline(h.joinBy)
+	}
+	return n, err
+}
+
+// helloWait is how long a TLS server waits for a client's first bytes:
+// one and a half heartbeat intervals, at least a second, at most the death
+// timeout.
+func (s *Server) helloWait() time.Duration {
+	return min(max(s.cfg.heartbeat*3/2, time.Second), s.cfg.deathTimeout)
 }
 
 // headRecorder keeps the first bytes a client sent, to say what it is
@@ -136,7 +186,7 @@ func (c *serverConn) refuse(pool, reason string, detail error) error {
 			fields = append(fields, zap.Int("notLogged", dropped))
 		}
 		msg := "refused a connection: pool check failed"
-		if reason == reasonTLS {
+		if reason == reasonTLS || reason == reasonNoHello {
 			msg = "refused a connection: TLS handshake failed"
 		}
 		c.log.Warn(msg, fields...)

@@ -153,7 +153,8 @@
 // reason naming the limit (Join fails with ErrTooManyRequests), by at most
 // 64 goroutines at once for at most a second each; beyond those it is
 // closed at once. A connection must join within D of being accepted; its
-// TLS handshake and pool check count within that time.
+// TLS handshake and pool check count within that time, and a TLS server
+// wants the client's hello to begin within 1.5*I (at least a second).
 //
 // One source address (the client's IP address; loopback gets no exemption)
 // is limited too, so that one machine cannot fill the server with pools or

@@ -64,7 +64,7 @@ func (s *Server) startConn(conn net.Conn) {
 	}
 	if s.tls != nil {
 		// No I/O yet: the reader runs the TLS handshake (authenticate).
-		c.conn = tls.Server(conn, s.tls)
+		c.conn = tls.Server(&helloConn{Conn: conn}, s.tls)
 	}
 	s.mu.Lock()
 	if s.closing {

@@ -353,10 +353,9 @@ func TestTLSMismatch(t *testing.T) {
 	}
 	waitRefusal(t, logs, "speaks TLS")
 
-	// The TLS server waits for a TLS handshake that never comes, for the
-	// time a connection has to join (the death timeout, short here).
-	withTLS := startServer(t, registry.WithServerTLS(srvTLS), registry.WithHeartbeatInterval(50*time.Millisecond),
-		registry.WithDeathTimeout(100*time.Millisecond))
+	// The TLS server waits for the TLS hello that never comes for 1.5
+	// heartbeat intervals, at least a second.
+	withTLS := startServer(t, registry.WithServerTLS(srvTLS), registry.WithHeartbeatInterval(50*time.Millisecond))
 	err = refused(t, withTLS.Addr(), "m", registry.ErrRegistryLost)
 	if !strings.Contains(err.Error(), "expect TLS") {
 		t.Errorf("plain client of a TLS server: %v", err)
