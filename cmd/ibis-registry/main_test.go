@@ -211,6 +211,7 @@ func TestFlagsAndEnvironment(t *testing.T) {
 		{"-max-pool-names", "0"},
 		{"-max-pool-bytes", "1000"},
 		{"-max-unjoined", "0"},
+		{"-max-unjoined-per-source", "-1"},
 		{"-recovery-grace", "0s"},
 		{"-recovery-window", "-1s"},
 		{"-max-pools-per-source", "-1"},

@@ -49,6 +49,7 @@ type config struct {
 	maxPoolNames   int
 	maxPoolBytes   int
 	maxUnjoined    int
+	maxUnjoinedSrc int
 
 	recoveryGrace  time.Duration
 	recoveryWindow time.Duration
@@ -101,7 +102,9 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	fs.IntVar(&cfg.maxPoolBytes, "max-pool-bytes", registry.DefaultMaxPoolNameBytes,
 		"most bytes of sequence, election and bound names one pool may hold")
 	fs.IntVar(&cfg.maxUnjoined, "max-unjoined", registry.DefaultMaxUnjoinedConnections,
-		"most connections that have not joined a pool yet; further ones are closed")
+		"most connections that have not joined a pool yet; further ones are refused")
+	fs.IntVar(&cfg.maxUnjoinedSrc, "max-unjoined-per-source", 0,
+		"most connections from one IP address that have not joined a pool yet (0 = a quarter of -max-unjoined)")
 	fs.DurationVar(&cfg.recoveryGrace, "recovery-grace", registry.DefaultRecoveryGrace,
 		"after a restart, how long a pool rebuilt by its returning members waits (since one last came back) for the missing ones, which are then declared dead")
 	fs.DurationVar(&cfg.recoveryWindow, "recovery-window", defaultRecoveryWindow,
@@ -147,6 +150,8 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 		return config{}, fmt.Errorf("-max-pool-bytes %d is below the minimum of %d", cfg.maxPoolBytes, minNameBytes)
 	case cfg.maxUnjoined < 1:
 		return config{}, fmt.Errorf("-max-unjoined %d must be positive", cfg.maxUnjoined)
+	case cfg.maxUnjoinedSrc < 0:
+		return config{}, fmt.Errorf("-max-unjoined-per-source %d must not be negative (0 = a quarter of -max-unjoined)", cfg.maxUnjoinedSrc)
 	case cfg.recoveryGrace <= 0:
 		return config{}, fmt.Errorf("-recovery-grace %v must be positive", cfg.recoveryGrace)
 	case cfg.recoveryWindow < 0:
@@ -209,6 +214,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		registry.WithMaxPoolNames(cfg.maxPoolNames),
 		registry.WithMaxPoolNameBytes(cfg.maxPoolBytes),
 		registry.WithMaxUnjoinedConnections(cfg.maxUnjoined),
+		registry.WithMaxUnjoinedPerSource(cfg.maxUnjoinedSrc),
 		registry.WithRestartable(true),
 		registry.WithRecoveryGrace(cfg.recoveryGrace),
 		registry.WithRecoveryWindow(cfg.recoveryWindow),
