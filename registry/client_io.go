@@ -324,7 +324,9 @@ func (s *session) writeLoop() {
 			period = p
 			ticker = time.NewTicker(period)
 			tick = ticker.C
-			writeTimeout = 8 * period
+			// A server that does not read (it may be stopped) is given as
+			// long as a silent one (readTimeout).
+			writeTimeout = max(8*period, time.Duration(s.readTimeout.Load()))
 			lastTick = s.now()
 			continue
 		case <-tick:

@@ -308,7 +308,10 @@ func (c *serverConn) writeLoop() {
 	}
 	ticker := time.NewTicker(c.s.cfg.heartbeat / 2)
 	defer ticker.Stop()
-	writeTimeout := 4 * c.s.cfg.heartbeat
+	// A member that does not read (it may be stopped) is given the death
+	// timeout, like one that does not write; what waits meanwhile is
+	// bounded by WithMaxQueuedBytes.
+	writeTimeout := max(4*c.s.cfg.heartbeat, c.s.cfg.deathTimeout)
 	var batch [][]byte
 	for {
 		sendPing := false
