@@ -431,7 +431,9 @@ func (c *Client) Leave(ctx context.Context) error {
 // confirm, or for a Leave or Close already under way) and releases
 // everything, reconnection attempts included; it is idempotent, safe to
 // call concurrently, and returns nil when the client had already ended or
-// the registry is lost.
+// the registry is lost, and when the server did not confirm in time (it
+// may be stopped: the others then hear Died rather than Left, which is
+// logged, but the member's work is done and Close is no failure).
 func (c *Client) Close() error {
 	select {
 	case <-c.done:
@@ -443,7 +445,12 @@ func (c *Client) Close() error {
 	defer cancel()
 	err := c.Leave(ctx)
 	c.shutdown(ErrClosed)
-	if err != nil && !errors.Is(err, ErrClosed) && !errors.Is(err, ErrRegistryLost) {
+	switch {
+	case err == nil, errors.Is(err, ErrClosed), errors.Is(err, ErrRegistryLost):
+	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil:
+		c.log.Warn("the registry did not confirm the leave in time; the others may hear that this member died",
+			zap.String("addr", c.addr), zap.Duration("waited", closeLeaveTimeout))
+	default:
 		return err
 	}
 	return nil

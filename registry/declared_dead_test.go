@@ -145,3 +145,24 @@ func TestDeclaredDeadMemberLearnsIt(t *testing.T) {
 		t.Fatalf("members after the death: %v", got)
 	}
 }
+
+// Close while the server does not answer (its link frozen, as if the
+// registry process were stopped) waits a short time for the leave to be
+// confirmed, then ends the client anyway and returns nil: the member's
+// work is done, and a program must not fail for the registry's pause.
+func TestCloseWithStoppedServerReturnsNil(t *testing.T) {
+	s := startServer(t)
+	f := startFreezer(t, s.Addr())
+	c, err := registry.Join(testContext(t), f.addr(), "cs", registry.WithLogger(testLogger(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.freeze()
+	defer f.thaw()
+	if err := c.Close(); err != nil {
+		t.Fatalf("close with the server stopped: %v", err)
+	}
+	if !errors.Is(c.Err(), registry.ErrClosed) {
+		t.Fatalf("Err after close: %v", c.Err())
+	}
+}
