@@ -18,6 +18,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
+	_ "github.com/ibisgo/ibis/impl/nio"
 	"github.com/ibisgo/ibis/internal/selfexec"
 	"github.com/ibisgo/ibis/ipl"
 )
@@ -30,8 +31,8 @@ import (
 // a wait for its effect: the tests wait for events.
 
 // memberEnv makes the test binary a pool member (runMember) of the kind
-// it names; the registry and the pool come from IBIS_REGISTRY and
-// IBIS_POOL.
+// it names; the registry, the pool and the implementation come from
+// IBIS_REGISTRY, IBIS_POOL and IBIS_IMPL.
 const memberEnv = "IBIS_REGISTRY_CMD_TEST_MEMBER"
 
 // Member kinds.
@@ -63,7 +64,7 @@ func runMember(kind string) int {
 		defer out.Unlock()
 		fmt.Printf(format+"\n", args...)
 	}
-	ib, err := ipl.New(ctx, ipl.WithImplementation("tcp"), ipl.WithListenHost("127.0.0.1"), ipl.WithPortTypes(inboxType),
+	ib, err := ipl.New(ctx, ipl.WithListenHost("127.0.0.1"), ipl.WithPortTypes(inboxType),
 		ipl.WithTag(kind), ipl.WithLogger(log), ipl.WithEventHandler(func(ev ipl.Event) {
 			switch ev.Type {
 			case ipl.EventDied, ipl.EventRegistryLost, ipl.EventRegistryRestored:
@@ -173,12 +174,12 @@ type memberProcess struct {
 	more  chan struct{} // poked on every line
 }
 
-// startMember runs a member of kind in pool at the registry addr and
-// waits until it has joined.
-func startMember(t *testing.T, kind, addr, pool string) *memberProcess {
+// startMember runs a member of kind in pool at the registry addr, on the
+// implementation impl, and waits until it has joined.
+func startMember(t *testing.T, kind, impl, addr, pool string) *memberProcess {
 	t.Helper()
 	c, err := selfexec.Start(context.Background(), []string{selfexec.NoTests}, selfexec.WithStdoutPipe(),
-		selfexec.WithEnv(memberEnv+"="+kind, ipl.EnvRegistry+"="+addr, ipl.EnvPool+"="+pool))
+		selfexec.WithEnv(memberEnv+"="+kind, ipl.EnvRegistry+"="+addr, ipl.EnvPool+"="+pool, ipl.EnvImpl+"="+impl))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -262,10 +263,10 @@ type watcher struct {
 	joined chan ipl.IbisIdentifier
 }
 
-func newWatcher(t *testing.T, ctx context.Context, addr, pool string) *watcher {
+func newWatcher(t *testing.T, ctx context.Context, impl, addr, pool string) *watcher {
 	t.Helper()
 	w := &watcher{died: map[string]chan struct{}{}, joined: make(chan ipl.IbisIdentifier, 16)}
-	ib, err := ipl.New(ctx, ipl.WithRegistry(addr), ipl.WithPool(pool), ipl.WithImplementation("tcp"),
+	ib, err := ipl.New(ctx, ipl.WithRegistry(addr), ipl.WithPool(pool), ipl.WithImplementation(impl),
 		ipl.WithListenHost("127.0.0.1"), ipl.WithPortTypes(inboxType), ipl.WithTag("watcher"),
 		ipl.WithEventHandler(func(ev ipl.Event) {
 			w.mu.Lock()
@@ -345,15 +346,21 @@ func stopFor(t *testing.T, c *selfexec.Child, d time.Duration) {
 // heartbeat intervals, and the second one is longer than the death
 // timeout itself (5s here): the registry must not blame the members for
 // its own pause, nobody is declared dead or loses the registry, and every
-// message arrives, in order.
+// message arrives, in order. On tcp and on nio.
 func TestRegistryPauseKillsNobody(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts child processes")
 	}
+	for _, impl := range []string{"tcp", "nio"} {
+		t.Run(impl, func(t *testing.T) { registryPause(t, impl) })
+	}
+}
+
+func registryPause(t *testing.T, impl string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	reg := startRegistry(t, "-host", "127.0.0.1", "-port", "0", "-heartbeat", "500ms", "-death-timeout", "5s")
-	w := newWatcher(t, ctx, reg.addr, "pause")
+	w := newWatcher(t, ctx, impl, reg.addr, "pause")
 	inbox, err := w.CreateReceivePort(inboxType, "inbox", ipl.Global())
 	if err != nil {
 		t.Fatal(err)
@@ -381,7 +388,7 @@ func TestRegistryPauseKillsNobody(t *testing.T) {
 			received.Add(1)
 		}
 	}()
-	sender := startMember(t, memberSender, reg.addr, "pause")
+	sender := startMember(t, memberSender, impl, reg.addr, "pause")
 	flowing := func(what string) {
 		t.Helper()
 		target := received.Load() + 100
@@ -443,8 +450,8 @@ func TestBusyStoppedMemberSurvives(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	reg := startRegistry(t, "-host", "127.0.0.1", "-port", "0")
-	w := newWatcher(t, ctx, reg.addr, "busy")
-	hog := startMember(t, memberHog, reg.addr, "busy")
+	w := newWatcher(t, ctx, "tcp", reg.addr, "busy")
+	hog := startMember(t, memberHog, "tcp", reg.addr, "busy")
 	id := memberOf(t, hog.said("joined ")[0])
 	stopFor(t, hog.c, 10*time.Second)
 	var target ipl.IbisIdentifier
@@ -485,8 +492,8 @@ func TestMemberStoppedPastDeathTimeoutEnds(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	reg := startRegistry(t, "-host", "127.0.0.1", "-port", "0", "-heartbeat", "250ms", "-death-timeout", "2s")
-	w := newWatcher(t, ctx, reg.addr, "stopped")
-	m := startMember(t, memberIdle, reg.addr, "stopped")
+	w := newWatcher(t, ctx, "tcp", reg.addr, "stopped")
+	m := startMember(t, memberIdle, "tcp", reg.addr, "stopped")
 	id := memberOf(t, m.said("joined ")[0])
 	w.mu.Lock()
 	died := w.diedCh(id)
@@ -531,7 +538,7 @@ func TestUnreachableRegistryFails(t *testing.T) {
 	} {
 		t.Run(tc.cause, func(t *testing.T) {
 			c, err := selfexec.Start(context.Background(), []string{selfexec.NoTests},
-				selfexec.WithEnv(memberEnv+"="+memberJoin, ipl.EnvRegistry+"="+tc.addr, ipl.EnvPool+"=nowhere"))
+				selfexec.WithEnv(memberEnv+"="+memberJoin, ipl.EnvRegistry+"="+tc.addr, ipl.EnvPool+"=nowhere", ipl.EnvImpl+"=tcp"))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -17,6 +17,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/ibisgo/ibis/internal/leakcheck"
 	"github.com/ibisgo/ibis/internal/selfexec"
 	"github.com/ibisgo/ibis/registry"
 )
@@ -41,7 +42,7 @@ func TestMain(m *testing.M) {
 		main()
 		os.Exit(0)
 	}
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(m, leakcheck.Options()...) // nio's event loops keep a worker pool for the process
 }
 
 func TestSignalStopsCleanly(t *testing.T) {
