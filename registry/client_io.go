@@ -35,12 +35,10 @@ type session struct {
 	startBeats  chan time.Duration  // tells the writer the heartbeat period
 	readTimeout atomic.Int64        // how long the server may be silent, ns; 0 until joined
 	beat        atomic.Int64        // the heartbeat interval, ns; 0 until joined
-	// base is the origin of the session's monotonic clock; stalledAt is
-	// the latest reading of it at which the writer found that this
-	// process had not run for a while (0: never).
-	base      time.Time
-	stalledAt atomic.Int64
-	pending   map[uint64]chan *message
+	// clock measures the server's silence without this process's own
+	// stalls (the writer's heartbeat ticks feed it).
+	clock   stallClock
+	pending map[uint64]chan *message
 	// resumeID is the id of this session's resume request: the reply to it
 	// makes the session the client's own again (see Client.restored).
 	resumeID atomic.Uint64
@@ -64,13 +62,10 @@ func (c *Client) newSession(conn net.Conn) *session {
 		cancels:    fifo.New[[]byte](),
 		startBeats: make(chan time.Duration, 1),
 		pending:    make(map[uint64]chan *message),
-		base:       time.Now(),
+		clock:      newStallClock(),
 		done:       make(chan struct{}),
 	}
 }
-
-// now returns the session's monotonic clock reading.
-func (s *session) now() time.Duration { return time.Since(s.base) }
 
 // start runs the session's goroutines. Until beginBeats announces the
 // heartbeat interval, the connection has one fixed read deadline, the
@@ -120,9 +115,9 @@ func (s *session) readFrames() error {
 	c := s.c
 	br := bufio.NewReaderSize(s.conn, 4096)
 	var buf []byte
-	heard := s.now()
+	heard := s.clock.mark()
 	for {
-		if err := s.awaitFrame(br, &heard); err != nil {
+		if err := s.awaitFrame(br, heard); err != nil {
 			return err
 		}
 		if t := time.Duration(s.readTimeout.Load()); t > 0 {
@@ -140,7 +135,7 @@ func (s *session) readFrames() error {
 		case err != nil:
 			return err
 		}
-		heard = s.now()
+		heard = s.clock.mark()
 		buf = body
 		m, err := decodeMessage(body)
 		if err != nil {
@@ -167,21 +162,21 @@ func (s *session) readFrames() error {
 // awaitFrame waits until the next frame from the server begins to arrive.
 // Before the join reply the fixed deadline set by start holds. Once joined,
 // the server may be silent for the read timeout since it was last heard
-// (*heard); when that has passed, the deadline is not trusted at once: the
-// reader takes whatever arrived meanwhile, waiting one heartbeat interval
-// more for it (a running server pings every half interval), and time in
-// which this process itself did not run (noted by the writer) does not
-// count. Only then is the server taken for lost.
-func (s *session) awaitFrame(br *bufio.Reader, heard *time.Duration) error {
+// (heard), not counting time in which this process did not run (the
+// session's stallClock); when that has passed, the deadline is not trusted
+// at once: the reader takes whatever arrived meanwhile, waiting one
+// heartbeat interval more for it (a running server pings every half
+// interval). Only then is the server taken for lost.
+func (s *session) awaitFrame(br *bufio.Reader, heard heardMark) error {
 	drained := false
 	for {
 		lost := time.Duration(s.readTimeout.Load())
 		if lost > 0 {
-			deadline := time.Now().Add(*heard + lost - s.now())
+			wait := lost - s.clock.since(heard)
 			if drained {
-				deadline = time.Now().Add(time.Duration(s.beat.Load()))
+				wait = time.Duration(s.beat.Load())
 			}
-			if err := s.conn.SetReadDeadline(deadline); err != nil {
+			if err := s.conn.SetReadDeadline(time.Now().Add(wait)); err != nil {
 				return fmt.Errorf("set read deadline: %w", err)
 			}
 		}
@@ -196,17 +191,15 @@ func (s *session) awaitFrame(br *bufio.Reader, heard *time.Duration) error {
 		case lost == 0:
 			return fmt.Errorf("no join reply from the server within %v: %w", s.c.cfg.joinTimeout, err)
 		}
-		if stalled := time.Duration(s.stalledAt.Load()); stalled > *heard {
-			*heard, drained = stalled, false // this process did not run: start again from there
-			continue
+		silent := s.clock.since(heard)
+		switch {
+		case silent < lost:
+			drained = false // this process did not run for part of the time: wait on
+		case drained:
+			return fmt.Errorf("nothing heard from the server for %v: %w", silent.Round(time.Millisecond), err)
+		default:
+			drained = true
 		}
-		if s.now()-*heard < lost {
-			continue
-		}
-		if drained {
-			return fmt.Errorf("nothing heard from the server for %v: %w", (s.now() - *heard).Round(time.Millisecond), err)
-		}
-		drained = true
 	}
 }
 
@@ -295,9 +288,9 @@ func (c *Client) applyEvent(ev Event) (declaredDead bool) {
 // heartbeat interval. It is the session's own goroutine and never runs
 // program code (events go to the dispatcher, replies to buffered
 // channels), so a busy program cannot hold its heartbeats back beyond the
-// Go scheduler's preemption; a tick that comes more than a heartbeat
-// interval late means the whole process did not run, which it notes for
-// the reader (stalledAt).
+// Go scheduler's preemption; a tick that comes more than a period late
+// means the whole process did not run, which it notes in the session's
+// stallClock for the reader.
 func (s *session) writeLoop() {
 	defer s.c.wg.Done()
 	bw := bufio.NewWriterSize(s.conn, 8<<10)
@@ -327,16 +320,14 @@ func (s *session) writeLoop() {
 			// A server that does not read (it may be stopped) is given as
 			// long as a silent one (readTimeout).
 			writeTimeout = max(8*period, time.Duration(s.readTimeout.Load()))
-			lastTick = s.now()
+			lastTick = s.clock.now()
 			continue
 		case <-tick:
 			frame = beat
-			now := s.now()
-			if now-lastTick-period > 2*period {
-				// This process did not run for a while: the reader must
-				// not blame the server for that time.
-				s.stalledAt.Store(int64(now))
-			}
+			// A late tick means this process did not run for a while:
+			// the reader must not blame the server for that time.
+			now := s.clock.now()
+			s.clock.tick(now-lastTick, period)
 			lastTick = now
 		case <-s.done:
 			return

@@ -42,13 +42,14 @@
 //     was itself stopped finds the heartbeats queued in the socket), and
 //     waits one more interval I for a frame (a member that runs sends one
 //     every I/2).
-//   - A goroutine of the server that only ticks notices when the server
-//     itself did not run for more than I (SIGSTOP, a paused virtual
-//     machine, starvation); every member's silence is then counted from
-//     that moment, so the server's own pause is never a member's death.
+//   - A goroutine of the server that only ticks (every I/2) notices when
+//     the server itself did not run (SIGSTOP, a paused virtual machine,
+//     starvation): a tick later than a whole period counts, by what it was
+//     late, as a stall, and stalls are left out of every member's silence,
+//     so the server's own pause is never a member's death.
 //   - A client keeps a silent server for 2*D (3*I for a server too old to
-//     announce D), after the same drain and with the same check of its
-//     own stalls. Twice as long, because a client that gave the server up
+//     announce D), after the same drain, leaving out its own stalls (as
+//     its heartbeat ticks show them). Twice as long, because a client that gave the server up
 //     would close its connection, which the server takes for a death.
 //
 // A member declared dead for its silence may only have been stopped. The

@@ -52,11 +52,9 @@ type Server struct {
 	// are in (WithMaxMembersPerSource, WithMaxPoolsPerSource).
 	sources map[string]*sourceUse
 
-	// base is the origin of the server's monotonic clock (now);
-	// stalledAt is the latest reading of it at which the server found it
-	// had not run for a while (watchClock), 0 if never.
-	base      time.Time
-	stalledAt atomic.Int64
+	// clock measures members' silences without the server's own stalls
+	// (watchClock feeds it).
+	clock stallClock
 
 	// tls is the effective TLS configuration (nil: plain TCP).
 	tls *tls.Config
@@ -92,7 +90,7 @@ func NewServer(opts ...ServerOption) *Server {
 		pools:      make(map[string]*pool),
 		sources:    make(map[string]*sourceUse),
 		unjoinedBy: make(map[string]int),
-		base:       time.Now(),
+		clock:      newStallClock(),
 		tls:        serverTLS(cfg.tls),
 	}
 }

@@ -157,9 +157,9 @@ var errSilent = errors.New("declared dead: nothing heard from the member")
 func (c *serverConn) readFrames(joinBy time.Time) error {
 	br := bufio.NewReaderSize(countingReader{c.conn, &c.s.bytesIn}, 4096)
 	var buf []byte
-	heard := c.s.now()
+	heard := c.s.clock.mark()
 	for {
-		if err := c.awaitFrame(br, joinBy, &heard); err != nil {
+		if err := c.awaitFrame(br, joinBy, heard); err != nil {
 			return err
 		}
 		// A frame has begun: the rest of it must come within the death
@@ -174,7 +174,7 @@ func (c *serverConn) readFrames(joinBy time.Time) error {
 			}
 			return err
 		}
-		heard = c.s.now()
+		heard = c.s.clock.mark()
 		buf = body
 		m, err := decodeMessage(body)
 		if err != nil {
@@ -187,23 +187,24 @@ func (c *serverConn) readFrames(joinBy time.Time) error {
 }
 
 // awaitFrame waits until the next frame begins to arrive. A joined member
-// may be silent for the death timeout since it was last heard (*heard, the
-// server's clock); when that has passed, the deadline is not trusted at
-// once: the server reads whatever arrived meanwhile, waiting one heartbeat
-// interval more for it (a member that runs sends one every half interval),
-// and it does not count time in which it did not run itself (watchClock).
-// Only a member silent after all that is declared dead (errSilent). A
-// connection that has not joined has until joinBy.
-func (c *serverConn) awaitFrame(br *bufio.Reader, joinBy time.Time, heard *time.Duration) error {
+// may be silent for the death timeout since it was last heard (heard), not
+// counting time in which the server itself did not run (its stallClock).
+// When that has passed, the deadline is not trusted at once: the server
+// reads whatever arrived meanwhile, waiting one heartbeat interval more for
+// it (a member that runs sends one every half interval). Only a member
+// silent after all that is declared dead (errSilent). A connection that
+// has not joined has until joinBy.
+func (c *serverConn) awaitFrame(br *bufio.Reader, joinBy time.Time, heard heardMark) error {
 	s := c.s
 	drained := false
 	for {
 		deadline := joinBy
 		if c.joined {
-			deadline = time.Now().Add(*heard + s.cfg.deathTimeout - s.now())
+			wait := s.cfg.deathTimeout - s.clock.since(heard)
 			if drained {
-				deadline = time.Now().Add(s.cfg.heartbeat)
+				wait = s.cfg.heartbeat
 			}
+			deadline = time.Now().Add(wait)
 		}
 		if err := c.conn.SetReadDeadline(deadline); err != nil {
 			return fmt.Errorf("set read deadline: %w", err)
@@ -217,20 +218,16 @@ func (c *serverConn) awaitFrame(br *bufio.Reader, joinBy time.Time, heard *time.
 		case !c.joined:
 			return fmt.Errorf("no join within %v (the death timeout) of connecting: %w", s.cfg.deathTimeout, err)
 		}
-		if stalled := time.Duration(s.stalledAt.Load()); stalled > *heard {
-			// The server itself did not run since the member was last
-			// heard: its clock starts again from the stall.
-			*heard, drained = stalled, false
-			continue
-		}
-		if s.now()-*heard < s.cfg.deathTimeout {
-			continue // woken early (a deadline set before a stall was seen)
-		}
-		if drained {
+		silent := s.clock.since(heard)
+		switch {
+		case silent < s.cfg.deathTimeout:
+			drained = false // the server did not run for part of the time: wait on
+		case drained:
 			return fmt.Errorf("%w for %v (the death timeout), nor within a heartbeat interval after that: %w",
-				errSilent, (s.now() - *heard).Round(time.Millisecond), err)
+				errSilent, silent.Round(time.Millisecond), err)
+		default:
+			drained = true
 		}
-		drained = true
 	}
 }
 
