@@ -109,10 +109,10 @@ type memory struct {
 // passes, so processes started together with their registry work, and a
 // wrong address fails within seconds; giving up, it returns an error
 // wrapping ErrRegistryLost and the context's error, naming the address and
-// the last dial error. A host name that does not resolve fails at once. While the pool is being
-// rebuilt after a restart of the server (or the server has just started and
-// waits for the pools of its previous run, see WithRecoveryWindow), Join
-// waits too, until ctx ends. When Join returns, Members() already holds
+// the last dial error. A host name that does not resolve fails at once.
+// While the pool is being rebuilt after a restart of the server (or the
+// server has just started and waits for the pools of its previous run, see
+// WithRecoveryWindow), Join waits too, until ctx ends. When Join returns, Members() already holds
 // every member present, this one included; the Joined events of the earlier
 // members and this member's own Joined event are the first events
 // delivered. Other events from before the join (elections, signals) are

@@ -175,8 +175,9 @@ func (c *Client) reconnect(cause error) (*session, error) {
 
 // transient tells whether a failed rejoin is worth trying again: the
 // server was not there, the connection broke, the server is shutting
-// down, or it has too many connections that have not joined yet. A refusal (not a member any more, another pool size, a protocol
-// the server does not speak, an invalid reply) is final.
+// down, or it has too many connections that have not joined yet. A
+// refusal (not a member any more, another pool size, a protocol the server
+// does not speak, an invalid reply) is final.
 func transient(err error) bool {
 	return errors.Is(err, ErrRegistryLost) || errors.Is(err, ErrClosed) || errors.Is(err, errBusy)
 }
