@@ -142,14 +142,20 @@ func WithHeartbeatInterval(d time.Duration) ServerOption {
 
 // WithDeathTimeout sets how long a member may send nothing (no heartbeat,
 // no request) before the server declares it dead: default
-// DefaultDeathTimeout (30s); kept between the heartbeat interval and 1h.
+// DefaultDeathTimeout (30s), also for 0 or a negative d; kept between the
+// heartbeat interval and 1h.
 // The silence is measured after the server has read everything that
 // arrived from the member, and time the server itself spent stopped does
 // not count (see "Failure detection" in the package doc). Clients learn it
 // when they join and keep a silent server for twice as long. A connection
 // must also join within it of being accepted.
 func WithDeathTimeout(d time.Duration) ServerOption {
-	return func(c *serverConfig) { c.deathTimeout = min(d, maxHeartbeatInterval) }
+	return func(c *serverConfig) {
+		if d <= 0 {
+			d = DefaultDeathTimeout
+		}
+		c.deathTimeout = min(d, maxHeartbeatInterval)
+	}
 }
 
 // effective settles the values that depend on each other, whatever the
