@@ -21,6 +21,7 @@ import (
 	_ "github.com/ibisgo/ibis/impl/nio"
 	"github.com/ibisgo/ibis/internal/selfexec"
 	"github.com/ibisgo/ibis/ipl"
+	"github.com/ibisgo/ibis/registry"
 )
 
 // The failure detector across real processes: ibis-registry runs in a
@@ -484,7 +485,8 @@ func TestBusyStoppedMemberSurvives(t *testing.T) {
 // TestMemberStoppedPastDeathTimeoutEnds stops a member process (SIGSTOP)
 // until the registry, with a death timeout of 2 seconds here, declares it
 // dead and the others hear Died; then lets it run again. It must learn
-// that it was declared dead and end by itself, saying so.
+// that it was declared dead and end by itself, saying so in its log and
+// to its program (the last RegistryLost event, before Done closes).
 func TestMemberStoppedPastDeathTimeoutEnds(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts child processes")
@@ -514,7 +516,11 @@ func TestMemberStoppedPastDeathTimeoutEnds(t *testing.T) {
 			code, memberEnded, m.said(""), m.c.Stderr())
 	}
 	if !strings.Contains(m.c.Stderr(), "declared this instance dead") {
-		t.Errorf("the resumed member did not say it was declared dead; stderr:\n%s", m.c.Stderr())
+		t.Errorf("the resumed member did not log that it was declared dead; stderr:\n%s", m.c.Stderr())
+	}
+	lost := m.said("event " + ipl.EventRegistryLost.String())
+	if len(lost) != 1 || !strings.Contains(lost[0], registry.LostDeclaredDead) {
+		t.Errorf("the resumed member's program heard %q, want one RegistryLost event saying %q", lost, registry.LostDeclaredDead)
 	}
 }
 

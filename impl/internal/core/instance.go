@@ -402,9 +402,13 @@ func (in *Instance) onEvent(e registry.Event) {
 	in.events.push(e)
 	if e.Type == registry.RegistryLost && strings.HasPrefix(e.Name, registry.LostDeclaredDead) {
 		// The pool has buried this instance and cut its connections: it cannot go on.
-		// Close runs on a goroutine of its own, since it waits for this handler's.
+		// Close runs on a goroutine of its own, since it waits for this handler's, once
+		// the program has had this event (for at most a second).
 		in.log.Error("the registry declared this instance dead; closing it", zap.String("why", e.Name))
-		go func() { _ = in.Close() }()
+		go func() {
+			in.events.settle(time.Second)
+			_ = in.Close()
+		}()
 	}
 }
 
