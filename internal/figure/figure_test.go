@@ -33,7 +33,7 @@ func TestLogTicks(t *testing.T) {
 		{8, 60, []string{"10", "20", "50"}},
 		{0.09, 0.9, []string{"0.1", "0.2", "0.5"}},
 		{12, 35, []string{"20", "30"}},
-		{12, 18, []string{"12", "15", "18"}},
+		{12, 18, []string{"12", "13", "14", "15", "16", "17", "18"}},
 		{2e-6, 3e-6, []string{"2e-6", "3e-6"}},
 	} {
 		if got := labels(LogTicks{}, c.lo, c.hi); !slices.Equal(got, c.want) {
@@ -150,4 +150,22 @@ func pngWidth(t *testing.T, path string) int {
 		t.Fatal(err)
 	}
 	return img.Bounds().Dx()
+}
+
+func TestLinearTicksRound(t *testing.T) {
+	for _, c := range []struct {
+		lo, hi float64
+		want   []string
+	}{
+		{0.03, 0.48, []string{"0.1", "0.2", "0.3", "0.4"}},
+		{0, 10, []string{"0", "2", "4", "6", "8", "10"}},
+		{1, 4, []string{"1", "1.5", "2", "2.5", "3", "3.5", "4"}},
+		{-0.5, 31.5, []string{"0", "5", "10", "15", "20", "25", "30"}},
+		{20000, 70000, []string{"20000", "30000", "40000", "50000", "60000", "70000"}},
+		{-7, -2, []string{"-7", "-6", "-5", "-4", "-3", "-2"}},
+	} {
+		if got := labels(LinearTicks{}, c.lo, c.hi); !slices.Equal(got, c.want) {
+			t.Errorf("LinearTicks over [%g, %g]: %q, want %q", c.lo, c.hi, got, c.want)
+		}
+	}
 }

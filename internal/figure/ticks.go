@@ -67,28 +67,56 @@ func decimal(m, e int) float64 {
 	return v
 }
 
-// LinearTicks marks a linear axis: gonum's default ticks, and when those label fewer
-// than two values inside the range, the range's ends as well.
+// LinearTicks marks a linear axis with labels at round values, 1, 2 or 5 times a power of
+// ten apart, about five of them (gonum's default ticks gave 0.05, 0.25, 0.45), minor
+// ticks between; a range too narrow for two round labels gets its ends labelled.
 type LinearTicks struct{}
 
 var _ plot.Ticker = LinearTicks{}
+
+// linearLabels is about how many labels LinearTicks aims at.
+const linearLabels = 5
 
 // Ticks returns the ticks between lo and hi.
 func (LinearTicks) Ticks(lo, hi float64) []plot.Tick {
 	if math.IsNaN(lo) || math.IsNaN(hi) || math.IsInf(lo, 0) || math.IsInf(hi, 0) || hi < lo {
 		return nil
 	}
-	if hi == lo { // gonum's default ticks refuse an empty range
+	if hi == lo {
 		return []plot.Tick{{Value: lo, Label: Number(lo)}}
+	}
+	// The step is m·10^e; a tick is k minor steps (of m·10^e/minors) from zero.
+	raw := (hi - lo) / linearLabels
+	e := int(math.Floor(math.Log10(raw)))
+	m, minors := 1, 5
+	switch f := raw / math.Pow10(e); {
+	case f >= 7.5:
+		e++
+	case f >= 3.5:
+		m = 5
+	case f >= 1.5:
+		m, minors = 2, 4
+	}
+	// Minor step m·10^e/minors written as mm·10^ee with an integer mm.
+	mm, ee := m*10/minors, e-1
+	if m*10%minors != 0 {
+		mm, ee = m*100/minors, e-2
+	}
+	first := int64(math.Ceil(lo/decimal(mm, ee) - 1e-9))
+	last := int64(math.Floor(hi/decimal(mm, ee) + 1e-9))
+	if last-first > 10000 { // cannot happen for a finite range; a guard all the same
+		return []plot.Tick{{Value: lo, Label: Number(lo)}, {Value: hi, Label: Number(hi)}}
 	}
 	var ticks []plot.Tick
 	n := 0
-	for _, t := range (plot.DefaultTicks{}).Ticks(lo, hi) {
-		if t.Label != "" {
-			if t.Value < lo || t.Value > hi {
-				continue
-			}
-			t.Label = Number(t.Value)
+	for k := first; k <= last; k++ {
+		v := decimalInt(k*int64(mm), ee)
+		if v < lo || v > hi {
+			continue
+		}
+		t := plot.Tick{Value: v}
+		if k%int64(minors) == 0 {
+			t.Label = Number(v)
 			n++
 		}
 		ticks = append(ticks, t)
@@ -97,6 +125,12 @@ func (LinearTicks) Ticks(lo, hi float64) []plot.Tick {
 		return ticks
 	}
 	return []plot.Tick{{Value: lo, Label: Number(lo)}, {Value: hi, Label: Number(hi)}}
+}
+
+// decimalInt returns k·10^e as the float64 nearest to it.
+func decimalInt(k int64, e int) float64 {
+	v, _ := strconv.ParseFloat(strconv.FormatInt(k, 10)+"e"+strconv.Itoa(e), 64)
+	return v
 }
 
 // Number formats a tick value: plainly from 0.0001 to under a million (with at most
