@@ -70,7 +70,7 @@ func framePlot(s *system, v view, f frame) *plot.Plot {
 	p := plot.New()
 	p.Title.Text = fmt.Sprintf("Barnes-Hut, %d bodies: step %d of %d, t = %.4g", s.n(), f.step, f.steps, f.time)
 	p.X.Label.Text = "x (model units: G = 1, total mass 1)"
-	p.Y.Label.Text = "y"
+	p.Y.Label.Text = "y (model units)"
 	p.X.Tick.Marker = figure.LinearTicks{}
 	p.Y.Tick.Marker = figure.LinearTicks{}
 	p.X.Padding, p.Y.Padding = 0, 0
