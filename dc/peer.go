@@ -162,6 +162,11 @@ func (rt *Runtime) sendNow(p *peer, h *header, payload func(writer) error, withi
 			return fmt.Errorf("dc: a send port to %s: %w", id, err)
 		}
 		if err := sp.Connect(ctx, id, portName); err != nil {
+			if errors.Is(err, ipl.ErrDenied) {
+				// dc's ports take every member: a denial means that the pool counts
+				// this process dead.
+				rt.cutOff(fmt.Errorf("%s refused it: %w", id, err))
+			}
 			return errors.Join(fmt.Errorf("dc: connecting to %s: %w", id, err), sp.Close())
 		}
 		p.sp = sp

@@ -23,8 +23,9 @@ const rootElection = "dc-root"
 // (Report) and ends the pool's run (ipl Terminate).
 //
 // Run fails with ErrJobFailed when a job panicked, ErrRootDied when the root process
-// died, ErrRunEnded when this process joined after the run ended, and the context's
-// error when ctx ended first. A Runtime runs once.
+// died, ErrRunEnded when this process joined after the run ended, ErrCutOff when this
+// process is out of the pool (declared dead, say after it was stopped, or its registry
+// lost for good), and the context's error when ctx ended first. A Runtime runs once.
 func Run[A, R any](ctx context.Context, rt *Runtime, k *Kind[A, R], arg A) (R, error) {
 	var zero R
 	if !rt.ran.CompareAndSwap(false, true) {
@@ -74,7 +75,7 @@ func Run[A, R any](ctx context.Context, rt *Runtime, k *Kind[A, R], arg A) (R, e
 	}
 	rt.work()
 	err, _ = rt.endedBy()
-	if !errors.Is(err, ErrRootDied) && !errors.Is(err, ErrRunEnded) {
+	if !errors.Is(err, ErrRootDied) && !errors.Is(err, ErrRunEnded) && !errors.Is(err, ErrCutOff) {
 		if serr := rt.send(root, &header{typ: msgStats}, func(m writer) error { return m.WriteObject(rt.ownStats()) }); serr != nil {
 			rt.log.Warn("statistics did not reach the root", zap.Error(serr))
 		}

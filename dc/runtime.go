@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/ibisgo/ibis/internal/wake"
 	"github.com/ibisgo/ibis/ipl"
+	"github.com/ibisgo/ibis/registry"
 )
 
 // Errors of a run, matchable with errors.Is.
@@ -26,6 +28,10 @@ var (
 	ErrRunEnded = errors.New("dc: the run ended without this process")
 	// ErrRunOnce: Run was called a second time on one Runtime.
 	ErrRunOnce = errors.New("dc: a Runtime runs once")
+	// ErrCutOff: this process is out of the pool while the run goes on: the registry
+	// declared it dead (it stopped answering for too long, say while it was stopped),
+	// or the registry is lost for good. The others run its jobs again; it ends.
+	ErrCutOff = errors.New("dc: this process is cut off from the pool")
 )
 
 // Runtime is one process's part of a divide-and-conquer pool: its worker, its work
@@ -224,6 +230,9 @@ func (rt *Runtime) watch() {
 		select {
 		case <-rt.life.Done():
 			return
+		case <-rt.ib.Done():
+			rt.end(fmt.Errorf("dc: the Ibis ended: %w", ipl.ErrClosed))
+			return
 		case ev, ok := <-events:
 			if !ok {
 				rt.end(fmt.Errorf("dc: the Ibis ended: %w", ipl.ErrClosed))
@@ -233,12 +242,36 @@ func (rt *Runtime) watch() {
 			case ipl.EventJoined:
 				rt.joined(ev.Member)
 			case ipl.EventLeft, ipl.EventDied:
+				if ev.Member.ID == rt.self.ID {
+					if ev.Type == ipl.EventDied {
+						rt.cutOff(errors.New("the registry declared this process dead"))
+					}
+					continue
+				}
 				rt.lost(ev.Member, ev.Type)
 			case ipl.EventTerminated:
 				rt.end(ErrRunEnded)
+			case ipl.EventRegistryLost:
+				// Reconnecting: the registry may come back (a restarted ibis-registry),
+				// and the pool's connections go on meanwhile. For good: this process
+				// hears of no death or end any more, and a process declared dead is
+				// refused by the others; either way it can only end.
+				if why, ok := strings.CutPrefix(ev.Name, registry.LostForGood); ok {
+					rt.cutOff(fmt.Errorf("%w: %s", ipl.ErrRegistryLost, why))
+				}
 			}
 		}
 	}
+}
+
+// cutOff ends the run on this process because it is out of the pool (ErrCutOff): the
+// registry declared it dead or is lost for good, or a member refused it as dead.
+func (rt *Runtime) cutOff(why error) {
+	err := fmt.Errorf("%w: %w", ErrCutOff, why)
+	if _, over := rt.endedBy(); !over {
+		rt.log.Warn("cut off from the pool; ending the run here", zap.Error(why))
+	}
+	rt.end(err)
 }
 
 func (rt *Runtime) joined(m ipl.IbisIdentifier) {

@@ -1,0 +1,116 @@
+package dc_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ibisgo/ibis/dc"
+	"github.com/ibisgo/ibis/registry"
+)
+
+// quickDeath makes the test's registry declare a silent member dead soon, so that a
+// stopped process is declared dead within seconds: the heartbeat interval (and, where
+// the registry has one, its death timeout) short.
+func quickDeath() []registry.ServerOption {
+	return []registry.ServerOption{registry.WithHeartbeatInterval(time.Second)}
+}
+
+// The kinds of job of the cut-off scenario ("stall").
+var (
+	stallRoot *dc.Kind[int, int64]
+	stallJob  *dc.Kind[int, int64]
+	// victimGone is set in the root process once the victim has been declared dead.
+	victimGone atomic.Bool
+)
+
+func init() {
+	// stall: the root spawns n jobs. The victim steals one, says so and returns it a
+	// moment later (after it is resumed, if it was stopped first). The root runs the
+	// others once the victim holds its job and has been declared dead, so the run
+	// ends without the victim (its job run again by the root when it held it).
+	stallRoot = dc.Define("test.stall", func(c *dc.Ctx, n int) int64 {
+		return spawnSum(c, stallJob, n)
+	})
+	stallJob = dc.Define("test.stalljob", func(c *dc.Ctx, i int) int64 {
+		reg := c.Ibis().Registry()
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		if c.Site() == "victim" {
+			if _, err := reg.Elect(ctx, "victim-holding"); err != nil {
+				panic(err)
+			}
+			fmt.Println(lineHolding)
+			select {
+			case <-c.Done():
+			case <-time.After(200 * time.Millisecond):
+			}
+			return int64(i * i)
+		}
+		if victimGone.Load() {
+			return int64(i * i)
+		}
+		// The election goes with the victim when it is declared dead: wait for it only
+		// until it has been seen, then for the victim to leave the membership.
+		victim, err := reg.ElectionResult(ctx, "victim-holding")
+		if err != nil {
+			panic(err)
+		}
+		for in := true; in; {
+			in = false
+			for _, m := range reg.Members() {
+				in = in || m.ID == victim.ID
+			}
+			select {
+			case <-ctx.Done():
+				panic("the victim was never declared dead")
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+		victimGone.Store(true)
+		return int64(i * i)
+	})
+}
+
+// TestCutOffProcessEnds stops a process (SIGSTOP) until the registry declares it dead,
+// then resumes it: it must end with ErrCutOff instead of stealing for ever, and the root
+// must still print the right result.
+func TestCutOffProcessEnds(t *testing.T) {
+	for _, algo := range []dc.Algorithm{dc.RS, dc.CRS} {
+		t.Run(algo.String(), func(t *testing.T) {
+			p := newPool(t, "tcp", algo, quickDeath()...)
+			root := p.start("stall", 2, "")
+			victim := p.start("stall", 2, "victim")
+			victim.waitLine(t, lineHolding)
+			if err := victim.c.Signal(syscall.SIGSTOP); err != nil {
+				t.Fatal(err)
+			}
+			// Declared dead: the registry counts a death (only the stopped process can
+			// have died: the root waits for it).
+			deadline := time.Now().Add(3 * time.Minute)
+			for p.srv.Stats().Deaths == 0 {
+				if time.Now().After(deadline) {
+					_ = victim.c.Signal(syscall.SIGCONT)
+					t.Fatal("the stopped process was not declared dead within 3 minutes")
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			if got, _ := root.wait(t); got != 0+1 {
+				t.Errorf("root: result %d, want 1", got)
+			}
+			resumed := time.Now()
+			if err := victim.c.Signal(syscall.SIGCONT); err != nil {
+				t.Fatal(err)
+			}
+			err := victim.endWithin(t, time.Minute)
+			t.Logf("the victim ended %v after it was resumed", time.Since(resumed).Round(time.Millisecond))
+			if err == nil || !strings.Contains(victim.errText(), dc.ErrCutOff.Error()) {
+				t.Errorf("the resumed process ended with %v, stderr:\n%s\nwant a failure naming %q", err, victim.errText(), dc.ErrCutOff)
+			}
+		})
+	}
+}
