@@ -3,6 +3,7 @@ package dc
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -132,9 +133,11 @@ func (rt *Runtime) answered(h *header, t *task) {
 		rt.toInbox(t)
 	}
 	if w != nil && w.async {
-		rt.wanBusy = false
 		if t != nil {
+			rt.wan.succeeded(time.Now())
 			rt.asyncSteals.Add(1)
+		} else {
+			rt.wan.refused(time.Now(), true)
 		}
 	}
 	rt.mu.Unlock()

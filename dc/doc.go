@@ -38,7 +38,9 @@
 //   - CRS, cluster-aware random stealing (Satin): a process's site is its identifier's
 //     tag (IBIS_SITE, see IbisOptions); steals inside the site are synchronous, as in
 //     RS, and at most one asynchronous steal from a random process of another site is
-//     outstanding at a time, so that wide-area latency hides behind local steals.
+//     outstanding at a time, so that wide-area latency hides behind local steals. A
+//     refused wide-area steal makes the next one wait: one measured wide-area round
+//     trip, doubling per refusal in a row up to 100 ms, until a steal brings a job.
 //   - TRS, transitive random stealing (Jcluster): a thief asks the process it last stole
 //     from first; a victim with nothing to give passes the request on to the process it
 //     last stole from (at most once round the pool) instead of answering "none", and the

@@ -66,7 +66,7 @@ type Runtime struct {
 	nextStamp   int64
 	nextReq     int64
 	lastVictim  ipl.IbisIdentifier // whom this process last stole from (TRS)
-	wanBusy     bool               // a wide-area steal is outstanding (CRS)
+	wan         wanState           // CRS's asynchronous wide-area steal
 	statsIn     map[string]Stats   // the root's: the statistics members sent back
 	statsWake   chan struct{}
 
@@ -315,7 +315,7 @@ func (rt *Runtime) lost(m ipl.IbisIdentifier, how ipl.EventType) {
 		}
 		delete(rt.waits, req)
 		if w.async {
-			rt.wanBusy = false
+			rt.wan.refused(time.Now(), false)
 		} else {
 			w.ch <- stealAnswer{}
 		}
