@@ -75,6 +75,8 @@ type Runtime struct {
 	wideArea    atomic.Int64 // messages sent to another site
 	requeued    atomic.Int64 // jobs run again because their thief died
 	asyncSteals atomic.Int64 // wide-area steals of CRS that brought a job
+	pubSpawned  atomic.Int64 // the worker's counts as last published (Progress)
+	pubExecuted atomic.Int64
 
 	wake      chan struct{} // news for the worker: a result, a job, the end
 	ending    atomic.Bool
