@@ -126,6 +126,12 @@ func (rt *Runtime) conclude(ctx context.Context, why string, res body, start tim
 	}
 	rt.end(runErr)
 	elapsed := time.Since(start)
+	if errors.Is(runErr, ErrCutOff) {
+		// The pool has gone on without this process (the others heard of the root's
+		// death): nobody waits for its end or would send it statistics.
+		rt.report = newReport(rt.o.algo, elapsed, []Stats{rt.ownStats()})
+		return runErr
+	}
 	rt.learnMembers()
 	rt.mu.Lock()
 	members := make([]ipl.IbisIdentifier, 0, len(rt.members))

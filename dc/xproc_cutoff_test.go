@@ -26,9 +26,34 @@ var (
 	stallJob  *dc.Kind[int, int64]
 	// victimGone is set in the root process once the victim has been declared dead.
 	victimGone atomic.Bool
+	rootStall  *dc.Kind[int, int64]
 )
 
 func init() {
+	// rootstall: the root job spawns two jobs; the worker steals one, the root runs the
+	// other; both wait for the end of the run (the root is stopped meanwhile).
+	rootStall = dc.Define("test.rootstall", func(c *dc.Ctx, depth int) int64 {
+		if depth == 0 {
+			a, b := rootStall.Spawn(c, 1), rootStall.Spawn(c, 1)
+			c.Sync()
+			return a.Value() + b.Value()
+		}
+		reg := c.Ibis().Registry()
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		if c.Site() == "worker" {
+			if _, err := reg.Elect(ctx, "worker-holds"); err != nil {
+				panic(err)
+			}
+		} else {
+			if _, err := reg.ElectionResult(ctx, "worker-holds"); err != nil {
+				panic(err)
+			}
+			fmt.Println(lineRunning)
+		}
+		<-c.Done()
+		return 0
+	})
 	// stall: the root spawns n jobs. The victim steals one, says so and returns it a
 	// moment later (after it is resumed, if it was stopped first). The root runs the
 	// others once the victim holds its job and has been declared dead, so the run
@@ -112,5 +137,31 @@ func TestCutOffProcessEnds(t *testing.T) {
 				t.Errorf("the resumed process ended with %v, stderr:\n%s\nwant a failure naming %q", err, victim.errText(), dc.ErrCutOff)
 			}
 		})
+	}
+}
+
+// TestCutOffRootEnds stops the root process until the registry declares it dead: the
+// worker ends with ErrRootDied, and the root, resumed, ends with ErrCutOff.
+func TestCutOffRootEnds(t *testing.T) {
+	p := newPool(t, "tcp", dc.RS, quickDeath()...)
+	root := p.start("rootstall", 0, "")
+	worker := p.start("rootstall", 0, "worker")
+	root.waitLine(t, lineRunning)
+	if err := root.c.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	err := worker.end(t)
+	if err == nil || !strings.Contains(worker.errText(), dc.ErrRootDied.Error()) {
+		_ = root.c.Signal(syscall.SIGCONT)
+		t.Fatalf("the worker ended with %v, stderr %q; want a failure naming %q", err, worker.errText(), dc.ErrRootDied)
+	}
+	resumed := time.Now()
+	if err := root.c.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	err = root.endWithin(t, time.Minute)
+	t.Logf("the root ended %v after it was resumed", time.Since(resumed).Round(time.Millisecond))
+	if err == nil || !strings.Contains(root.errText(), dc.ErrCutOff.Error()) {
+		t.Errorf("the resumed root ended with %v, stderr:\n%s\nwant a failure naming %q", err, root.errText(), dc.ErrCutOff)
 	}
 }

@@ -24,7 +24,7 @@ import (
 
 // The environment of a child process.
 const (
-	envScenario = "DC_TEST_SCENARIO" // what the child runs: fib, kill, join, rootdie or stall
+	envScenario = "DC_TEST_SCENARIO" // what the child runs: fib, kill, join, rootdie, stall or rootstall
 	envAlgo     = "DC_TEST_ALGO"
 	envArg      = "DC_TEST_ARG"
 )
@@ -191,6 +191,8 @@ func child(scenario string) int {
 		res, err = dc.Run(ctx, rt, block, arg)
 	case "stall":
 		res, err = dc.Run(ctx, rt, stallRoot, arg)
+	case "rootstall":
+		res, err = dc.Run(ctx, rt, rootStall, arg)
 	default:
 		err = fmt.Errorf("no scenario %q", scenario)
 	}
