@@ -30,7 +30,8 @@ var (
 	ErrRunOnce = errors.New("dc: a Runtime runs once")
 	// ErrCutOff: this process is out of the pool while the run goes on: the registry
 	// declared it dead (it stopped answering for too long, say while it was stopped),
-	// or the registry is lost for good. The others run its jobs again; it ends.
+	// the registry is lost for good (no death would reach it any more), or its Ibis
+	// ended under the run. The others run its jobs again; it ends.
 	ErrCutOff = errors.New("dc: this process is cut off from the pool")
 )
 
@@ -233,11 +234,13 @@ func (rt *Runtime) watch() {
 		case <-rt.life.Done():
 			return
 		case <-rt.ib.Done():
-			rt.end(fmt.Errorf("dc: the Ibis ended: %w", ipl.ErrClosed))
+			// Closed under the run: by the program (which should close the Runtime
+			// first), or by itself when the registry declared it dead.
+			rt.cutOff(fmt.Errorf("the Ibis ended: %w", ipl.ErrClosed))
 			return
 		case ev, ok := <-events:
 			if !ok {
-				rt.end(fmt.Errorf("dc: the Ibis ended: %w", ipl.ErrClosed))
+				rt.cutOff(fmt.Errorf("the Ibis ended: %w", ipl.ErrClosed))
 				return
 			}
 			switch ev.Type {
