@@ -69,17 +69,17 @@ func TestBadInput(t *testing.T) {
 	})
 }
 
-// TestProgress: the root prints progress lines on stderr while the run goes on, and -q
-// turns them off.
+// TestProgress: the root prints progress lines on stderr while the run goes on, and
+// -progress 0 turns them off.
 func TestProgress(t *testing.T) {
 	args := []string{"-np", "2", "-n", "34", "-threshold", "20", "-progress", "1ms"}
 	_, stderr, code := apptest.Run(t, nil, args...)
 	if code != 0 || !strings.Contains(stderr, "fib: ") || !strings.Contains(stderr, "the root (rank ") {
 		t.Errorf("exit %d, stderr without a progress line:\n%s", code, stderr)
 	}
-	_, stderr, code = apptest.Run(t, nil, append(args, "-q")...)
+	_, stderr, code = apptest.Run(t, nil, append(args, "-progress", "0")...)
 	if code != 0 || stderr != "" {
-		t.Errorf("-q: exit %d, stderr:\n%s", code, stderr)
+		t.Errorf("-progress 0: exit %d, stderr:\n%s", code, stderr)
 	}
 }
 

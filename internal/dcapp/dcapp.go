@@ -68,7 +68,6 @@ type config struct {
 	timeout    time.Duration
 	stealWait  time.Duration
 	verbose    bool
-	quiet      bool
 	progress   time.Duration
 	sites      int
 	wanDelay   time.Duration
@@ -122,7 +121,6 @@ func (a App) parse(args []string, stderr io.Writer) (*config, error) {
 	fs.DurationVar(&cfg.timeout, "timeout", 0, "give up after this long (0: never)")
 	fs.DurationVar(&cfg.stealWait, "steal-timeout", 10*time.Second, "how long a thief waits for the answer to a steal request")
 	fs.BoolVar(&cfg.verbose, "v", false, "log what the work-stealing runtime does (on stderr)")
-	fs.BoolVar(&cfg.quiet, "q", false, "no progress lines on stderr")
 	fs.DurationVar(&cfg.progress, "progress", 3*time.Second, "the root prints a progress line on stderr this often (0: none)")
 	fs.DurationVar(&cfg.wanDelay, "wan-delay", envDuration(dc.EnvWideAreaDelay), "emulate a wide area: delay every message to another site by this much (default $"+dc.EnvWideAreaDelay+")")
 	fs.IntVar(&cfg.sites, "sites", 0, "split the processes into this many sites by rank (site<rank mod sites>), for CRS without a real wide area (0: IBIS_SITE, or one site)")
@@ -219,7 +217,7 @@ func (a App) run(ctx context.Context, cfg *config, stdout, stderr io.Writer) err
 		return errors.Join(err, ib.Close())
 	}
 	stopProgress := func() {}
-	if !cfg.quiet && cfg.progress > 0 {
+	if cfg.progress > 0 {
 		stopProgress = a.showProgress(rt, cfg.progress, stderr)
 	}
 	start := time.Now()
