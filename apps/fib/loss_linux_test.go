@@ -24,7 +24,10 @@ func TestLostRank(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	c, err := selfexec.Start(ctx, []string{"-np", "3", "-n", fmt.Sprint(n), "-threshold", "25", "-progress", "100ms"},
-		selfexec.WithoutEnv("IBIS_", apptest.EnvAsMain), selfexec.WithEnv(apptest.EnvAsMain+"=1"),
+		// A long heartbeat: a loaded machine must not make the launcher's registry give
+		// up on a live process (the killed one is found dead at once: its connection
+		// breaks).
+		selfexec.WithoutEnv("IBIS_", apptest.EnvAsMain), selfexec.WithEnv(apptest.EnvAsMain+"=1", "IBIS_HEARTBEAT=10s"),
 		selfexec.WithWaitDelay(15*time.Second))
 	if err != nil {
 		t.Fatal(err)

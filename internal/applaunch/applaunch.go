@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/ibisgo/ibis/internal/poolauth"
 	"github.com/ibisgo/ibis/internal/selfexec"
@@ -166,9 +167,17 @@ func WithLossTolerated() Option { return func(o *options) { o.tolerate = true } 
 // ServerOptions configures the registry a launcher starts for np local processes that
 // inherit its environment: the pool secret (IBIS_POOL_SECRET or _FILE) and TLS
 // (IBIS_TLS_CERT, _KEY, _CA) of that environment, which the processes will require of it
-// (the checks are mutual), and room for np members from this one address.
+// (the checks are mutual), the heartbeat interval of IBIS_HEARTBEAT (as an instance's
+// embedded registry takes it), and room for np members from this one address.
 func ServerOptions(np int) ([]registry.ServerOption, error) {
 	sopts := []registry.ServerOption{registry.WithMaxMembersPerSource(max(np, registry.DefaultMaxMembersPerSource))}
+	if v := os.Getenv(ipl.EnvHeartbeat); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return nil, fmt.Errorf("%s=%q: want a positive duration such as 500ms", ipl.EnvHeartbeat, v)
+		}
+		sopts = append(sopts, registry.WithHeartbeatInterval(d))
+	}
 	secret, err := poolauth.Load(os.Getenv(ipl.EnvPoolSecret), os.Getenv(ipl.EnvPoolSecretFile))
 	if err != nil {
 		return nil, fmt.Errorf("the pool secret: %w", err)
