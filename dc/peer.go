@@ -147,8 +147,13 @@ func (rt *Runtime) sent() {
 }
 
 // sendNow is send without the emulated delay.
-func (rt *Runtime) sendNow(p *peer, h *header, payload func(writer) error, within time.Duration) error {
+func (rt *Runtime) sendNow(p *peer, h *header, payload func(writer) error, within time.Duration) (err error) {
 	id := p.id
+	defer func() {
+		if err != nil {
+			rt.unreachable(id, err)
+		}
+	}()
 	ctx, cancel := context.WithTimeout(rt.life, within)
 	defer cancel()
 	p.mu.Lock()
@@ -171,7 +176,8 @@ func (rt *Runtime) sendNow(p *peer, h *header, payload func(writer) error, withi
 		}
 		p.sp = sp
 	}
-	m, err := p.sp.NewMessage(ctx)
+	var m ipl.WriteMessage
+	m, err = p.sp.NewMessage(ctx)
 	if err != nil {
 		return fmt.Errorf("dc: a message to %s: %w", id, err)
 	}

@@ -30,8 +30,9 @@ var (
 	ErrRunOnce = errors.New("dc: a Runtime runs once")
 	// ErrCutOff: this process is out of the pool while the run goes on: the registry
 	// declared it dead (it stopped answering for too long, say while it was stopped),
-	// the registry is lost for good (no death would reach it any more), or its Ibis
-	// ended under the run. The others run its jobs again; it ends.
+	// its Ibis ended under the run, or its registry is lost for good and another
+	// process cannot be reached (no death would be reported any more). The others run
+	// its jobs again; it ends.
 	ErrCutOff = errors.New("dc: this process is cut off from the pool")
 )
 
@@ -77,6 +78,9 @@ type Runtime struct {
 	requeued    atomic.Int64 // jobs run again because their thief died
 	asyncSteals atomic.Int64 // wide-area steals of CRS that brought a job
 	pubSpawned  atomic.Int64 // the worker's counts as last published (Progress)
+	// regLost is why the registry is lost for good (nil while it is not): the run
+	// goes on while the other processes answer; a send that fails then ends it.
+	regLost     atomic.Pointer[string]
 	pubExecuted atomic.Int64
 
 	wake      chan struct{} // news for the worker: a result, a job, the end
@@ -258,11 +262,10 @@ func (rt *Runtime) watch() {
 				rt.end(ErrRunEnded)
 			case ipl.EventRegistryLost:
 				// Reconnecting: the registry may come back (a restarted ibis-registry),
-				// and the pool's connections go on meanwhile. For good: this process
-				// hears of no death or end any more, and a process declared dead is
-				// refused by the others; either way it can only end.
+				// and the pool's connections go on meanwhile. For good: see regLost.
 				if why, ok := strings.CutPrefix(ev.Name, registry.LostForGood); ok {
-					rt.cutOff(fmt.Errorf("%w: %s", ipl.ErrRegistryLost, why))
+					rt.regLost.Store(&why)
+					rt.log.Warn("registry lost for good; going on while the other processes can be reached", zap.String("why", why))
 				}
 			}
 		}
@@ -270,13 +273,28 @@ func (rt *Runtime) watch() {
 }
 
 // cutOff ends the run on this process because it is out of the pool (ErrCutOff): the
-// registry declared it dead or is lost for good, or a member refused it as dead.
+// registry declared it dead, a member refused it as dead, its Ibis ended, or its
+// registry is lost for good and a member cannot be reached (unreachable).
 func (rt *Runtime) cutOff(why error) {
 	err := fmt.Errorf("%w: %w", ErrCutOff, why)
 	if _, over := rt.endedBy(); !over {
 		rt.log.Warn("cut off from the pool; ending the run here", zap.Error(why))
 	}
 	rt.end(err)
+}
+
+// unreachable takes a failed send to id: with the registry lost for good, this process
+// can no longer tell a dead process from a live one (no Died event would come, and a
+// process the registry declared dead finds its connections cut, which is what a send
+// to a dead one looks like too): it ends (ErrCutOff) rather than wait for ever for jobs
+// nobody runs, or steal from processes that refuse it. With the registry there, the
+// registry's events decide.
+func (rt *Runtime) unreachable(id ipl.IbisIdentifier, err error) {
+	why := rt.regLost.Load()
+	if why == nil || errors.Is(err, errPeerGone) || rt.life.Err() != nil {
+		return
+	}
+	rt.cutOff(fmt.Errorf("%w (%s), and %s cannot be reached: %w", ipl.ErrRegistryLost, *why, id, err))
 }
 
 func (rt *Runtime) joined(m ipl.IbisIdentifier) {

@@ -2,6 +2,7 @@ package dc_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync/atomic"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ibisgo/ibis/dc"
+	"github.com/ibisgo/ibis/ipl"
 	"github.com/ibisgo/ibis/registry"
 )
 
@@ -27,11 +29,39 @@ var (
 	// victimGone is set in the root process once the victim has been declared dead.
 	victimGone atomic.Bool
 	rootStall  *dc.Kind[int, int64]
+	regLossJob *dc.Kind[int, int64]
+	regLoss    *dc.Kind[int, int64]
 )
 
 func init() {
-	// rootstall: the root job spawns two jobs; the worker steals one, the root runs the
-	// other; both wait for the end of the run (the root is stopped meanwhile).
+	// regloss: the root spawns n jobs; the worker steals one; every job waits until
+	// the registry is lost (the test closes it), so the run ends without it.
+	regLoss = dc.Define("test.regloss", func(c *dc.Ctx, n int) int64 {
+		fmt.Println(lineRunning)
+		return spawnSum(c, regLossJob, n)
+	})
+	regLossJob = dc.Define("test.reglossjob", func(c *dc.Ctx, i int) int64 {
+		reg := c.Ibis().Registry()
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		if c.Site() == "worker" {
+			if _, err := reg.Elect(ctx, "worker-holds"); err != nil {
+				panic(err)
+			}
+			fmt.Println(lineHolding)
+		}
+		for {
+			if _, err := reg.Sequence(ctx, "poll"); errors.Is(err, ipl.ErrRegistryLost) {
+				return int64(i * i)
+			} else if ctx.Err() != nil {
+				panic("the registry was never lost")
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	})
+	// rootstall: the root job spawns two jobs; the worker steals one and waits in it for
+	// the end of the run; the root runs the other, which returns a moment after the
+	// worker holds its job (after the root is resumed, if it was stopped first).
 	rootStall = dc.Define("test.rootstall", func(c *dc.Ctx, depth int) int64 {
 		if depth == 0 {
 			a, b := rootStall.Spawn(c, 1), rootStall.Spawn(c, 1)
@@ -45,13 +75,17 @@ func init() {
 			if _, err := reg.Elect(ctx, "worker-holds"); err != nil {
 				panic(err)
 			}
-		} else {
-			if _, err := reg.ElectionResult(ctx, "worker-holds"); err != nil {
-				panic(err)
-			}
-			fmt.Println(lineRunning)
+			<-c.Done()
+			return 0
 		}
-		<-c.Done()
+		if _, err := reg.ElectionResult(ctx, "worker-holds"); err != nil {
+			panic(err)
+		}
+		fmt.Println(lineRunning)
+		select {
+		case <-c.Done():
+		case <-time.After(200 * time.Millisecond):
+		}
 		return 0
 	})
 	// stall: the root spawns n jobs. The victim steals one, says so and returns it a
@@ -163,5 +197,24 @@ func TestCutOffRootEnds(t *testing.T) {
 	t.Logf("the root ended %v after it was resumed", time.Since(resumed).Round(time.Millisecond))
 	if err == nil || !strings.Contains(root.errText(), dc.ErrCutOff.Error()) {
 		t.Errorf("the resumed root ended with %v, stderr:\n%s\nwant a failure naming %q", err, root.errText(), dc.ErrCutOff)
+	}
+}
+
+// TestRegistryLostRunGoesOn closes the registry in the middle of a run: every process
+// loses it for good, but all of them still answer, so the run goes on to the right
+// result (a registry that is gone alone cuts nobody off).
+func TestRegistryLostRunGoesOn(t *testing.T) {
+	p := newPool(t, "tcp", dc.RS)
+	root := p.start("regloss", 3, "")
+	worker := p.start("regloss", 3, "worker")
+	root.waitLine(t, lineRunning)
+	worker.waitLine(t, lineHolding)
+	if err := p.srv.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for name, pr := range map[string]*proc{"root": root, "worker": worker} {
+		if got, _ := pr.wait(t); got != 0+1+4 {
+			t.Errorf("%s: result %d, want 5", name, got)
+		}
 	}
 }

@@ -24,7 +24,7 @@ import (
 
 // The environment of a child process.
 const (
-	envScenario = "DC_TEST_SCENARIO" // what the child runs: fib, kill, join, rootdie, stall or rootstall
+	envScenario = "DC_TEST_SCENARIO" // what the child runs: fib, kill, join, rootdie, stall, rootstall or regloss
 	envAlgo     = "DC_TEST_ALGO"
 	envArg      = "DC_TEST_ARG"
 )
@@ -193,6 +193,8 @@ func child(scenario string) int {
 		res, err = dc.Run(ctx, rt, stallRoot, arg)
 	case "rootstall":
 		res, err = dc.Run(ctx, rt, rootStall, arg)
+	case "regloss":
+		res, err = dc.Run(ctx, rt, regLoss, arg)
 	default:
 		err = fmt.Errorf("no scenario %q", scenario)
 	}
