@@ -25,7 +25,8 @@ const rootElection = "dc-root"
 // Run fails with ErrJobFailed when a job panicked, ErrRootDied when the root process
 // died, ErrRunEnded when this process joined after the run ended, ErrCutOff when this
 // process is out of the pool (declared dead, say after it was stopped, or its registry
-// lost for good), and the context's error when ctx ended first. A Runtime runs once.
+// lost for good and another process unreachable), and the context's error when ctx
+// ended first. A Runtime runs once.
 func Run[A, R any](ctx context.Context, rt *Runtime, k *Kind[A, R], arg A) (R, error) {
 	var zero R
 	if !rt.ran.CompareAndSwap(false, true) {

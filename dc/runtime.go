@@ -78,10 +78,10 @@ type Runtime struct {
 	requeued    atomic.Int64 // jobs run again because their thief died
 	asyncSteals atomic.Int64 // wide-area steals of CRS that brought a job
 	pubSpawned  atomic.Int64 // the worker's counts as last published (Progress)
+	pubExecuted atomic.Int64
 	// regLost is why the registry is lost for good (nil while it is not): the run
 	// goes on while the other processes answer; a send that fails then ends it.
-	regLost     atomic.Pointer[string]
-	pubExecuted atomic.Int64
+	regLost atomic.Pointer[string]
 
 	wake      chan struct{} // news for the worker: a result, a job, the end
 	ending    atomic.Bool
