@@ -94,6 +94,9 @@ func (rt *Runtime) handle(m ipl.ReadMessage) error {
 			rt.end(nil)
 		}
 		return errors.Join(err, ferr)
+	case msgProbe:
+		_, err := m.Finish()
+		return err
 	case msgStats:
 		var s Stats
 		err := m.ReadObject(&s)

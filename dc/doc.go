@@ -58,9 +58,9 @@
 // while it still runs (it was stopped or starved past the registry's death timeout)
 // ends its part of the run with ErrCutOff as soon as it hears of it: its own Died
 // event, its Ibis ending, a member refusing it. A process whose registry is lost for
-// good goes on while the others answer (a registry that is gone cuts nobody off) and
-// ends with ErrCutOff at the first send that fails, since no death would be reported
-// to it any more. A job that panics fails the run (ErrJobFailed, on every process).
+// good goes on while the others answer (a registry that is gone cuts nobody off; it
+// probes them every second) and ends with ErrCutOff at the first send that fails,
+// since no death would be reported to it any more. A job that panics fails the run (ErrJobFailed, on every process).
 // The death of the root fails the run with ErrRootDied. Termination needs no central
 // detection: the root job's return is the end, and the root tells every process.
 //

@@ -263,9 +263,9 @@ func (rt *Runtime) watch() {
 			case ipl.EventRegistryLost:
 				// Reconnecting: the registry may come back (a restarted ibis-registry),
 				// and the pool's connections go on meanwhile. For good: see regLost.
-				if why, ok := strings.CutPrefix(ev.Name, registry.LostForGood); ok {
-					rt.regLost.Store(&why)
+				if why, ok := strings.CutPrefix(ev.Name, registry.LostForGood); ok && rt.regLost.Swap(&why) == nil {
 					rt.log.Warn("registry lost for good; going on while the other processes can be reached", zap.String("why", why))
+					rt.wg.Go(rt.probe)
 				}
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -14,6 +15,9 @@ import (
 	"github.com/ibisgo/ibis/ipl"
 	"github.com/ibisgo/ibis/registry"
 )
+
+// envBusy, set in a child, makes the victim of the stall scenario compute for long.
+const envBusy = "DC_TEST_BUSY"
 
 // quickDeath makes the test's registry declare a silent member dead soon, so that a
 // stopped process is declared dead within seconds: the heartbeat interval (and, where
@@ -104,6 +108,15 @@ func init() {
 				panic(err)
 			}
 			fmt.Println(lineHolding)
+			if os.Getenv(envBusy) != "" {
+				// Computes for long, sending nothing itself: only the probes of a
+				// process whose registry is lost can tell it that it is cut off.
+				for start := time.Now(); time.Since(start) < 2*time.Minute; {
+					f := fibKind.Spawn(c, 0)
+					c.Sync()
+					_ = f.Value()
+				}
+			}
 			select {
 			case <-c.Done():
 			case <-time.After(200 * time.Millisecond):
@@ -138,10 +151,20 @@ func init() {
 // TestCutOffProcessEnds stops a process (SIGSTOP) until the registry declares it dead,
 // then resumes it: it must end with ErrCutOff instead of stealing for ever, and the root
 // must still print the right result.
+//
+// In "busy" the resumed process computes a long job that sends nothing: its probes tell
+// it that the others have cut it off.
 func TestCutOffProcessEnds(t *testing.T) {
-	for _, algo := range []dc.Algorithm{dc.RS, dc.CRS} {
-		t.Run(algo.String(), func(t *testing.T) {
-			p := newPool(t, "tcp", algo, quickDeath()...)
+	for _, tc := range []struct {
+		name string
+		algo dc.Algorithm
+		busy bool
+	}{{"rs", dc.RS, false}, {"crs", dc.CRS, false}, {"busy", dc.RS, true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newPool(t, "tcp", tc.algo, quickDeath()...)
+			if tc.busy {
+				p.env = []string{envBusy + "=1"}
+			}
 			root := p.start("stall", 2, "")
 			victim := p.start("stall", 2, "victim")
 			victim.waitLine(t, lineHolding)

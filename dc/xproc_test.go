@@ -236,7 +236,8 @@ type pool struct {
 	name string
 	impl string
 	algo dc.Algorithm
-	size int // closed-world pool size; 0: open (processes may join late)
+	size int      // closed-world pool size; 0: open (processes may join late)
+	env  []string // more environment for every process
 }
 
 func newPool(t *testing.T, impl string, algo dc.Algorithm, opts ...registry.ServerOption) *pool {
@@ -253,7 +254,7 @@ func (p *pool) start(scenario string, arg int, site string) *proc {
 	t := p.t
 	c, err := selfexec.Start(context.Background(), []string{selfexec.NoTests}, selfexec.WithoutEnv("IBIS_", "DC_TEST_"),
 		selfexec.WithStdoutPipe(), selfexec.WithEnv(envScenario+"="+scenario, envAlgo+"="+p.algo.String(), envArg+"="+strconv.Itoa(arg),
-			"IBIS_REGISTRY="+p.addr, "IBIS_POOL="+p.name, "IBIS_IMPL="+p.impl, "IBIS_SITE="+site, "IBIS_HEARTBEAT=200ms", "IBIS_POOL_SIZE="+strconv.Itoa(p.size)))
+			"IBIS_REGISTRY="+p.addr, "IBIS_POOL="+p.name, "IBIS_IMPL="+p.impl, "IBIS_SITE="+site, "IBIS_POOL_SIZE="+strconv.Itoa(p.size)), selfexec.WithEnv(p.env...))
 	if err != nil {
 		t.Fatal(err)
 	}
