@@ -35,6 +35,7 @@ var (
 	rootStall  *dc.Kind[int, int64]
 	regLossJob *dc.Kind[int, int64]
 	regLoss    *dc.Kind[int, int64]
+	workerHeld atomic.Bool // in the worker of regloss: it holds (held) a job
 )
 
 func init() {
@@ -48,7 +49,8 @@ func init() {
 		reg := c.Ibis().Registry()
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		defer cancel()
-		if c.Site() == "worker" {
+		if c.Site() == "worker" && !workerHeld.Swap(true) {
+			// Its first job only: later ones may come after the registry is gone.
 			if _, err := reg.Elect(ctx, "worker-holds"); err != nil {
 				panic(err)
 			}
