@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -19,11 +20,68 @@ import (
 // envBusy, set in a child, makes the victim of the stall scenario compute for long.
 const envBusy = "DC_TEST_BUSY"
 
-// quickDeath makes the test's registry declare a silent member dead soon, so that a
-// stopped process is declared dead within seconds: the heartbeat interval (and, where
-// the registry has one, its death timeout) short.
-func quickDeath() []registry.ServerOption {
-	return []registry.ServerOption{registry.WithHeartbeatInterval(time.Second)}
+// lineMember, followed by its member ID, is printed by the process the test stops.
+const lineMember = "MEMBER "
+
+// quickDeath makes the test's registry declare a silent member dead within seconds, and
+// print its events on log: the heartbeat interval (and, where the registry has one, its
+// death timeout) short, but not so short that a live process on a loaded machine is
+// declared dead.
+func quickDeath(log *eventLog) []registry.ServerOption {
+	return []registry.ServerOption{registry.WithHeartbeatInterval(2 * time.Second), registry.WithEventLog(log)}
+}
+
+// eventLog collects the lines of a registry's event log.
+type eventLog struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (l *eventLog) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.lines = append(l.lines, strings.Split(strings.TrimRight(string(b), "\n"), "\n")...)
+	return len(b), nil
+}
+
+// waitDied waits until the registry declares member id of pool dead; the death of
+// another member first fails the test (a live process declared dead: the registry's
+// failure detector, not dc, is then at fault).
+func (l *eventLog) waitDied(t *testing.T, pool, id string) {
+	t.Helper()
+	deadline := time.Now().Add(3 * time.Minute)
+	for {
+		l.mu.Lock()
+		lines := l.lines
+		l.mu.Unlock()
+		for _, line := range lines {
+			if !strings.Contains(line, " Died ") {
+				continue
+			}
+			if strings.Contains(line, " "+pool+"/"+id+"@") {
+				return
+			}
+			t.Fatalf("the registry declared a process dead that was not stopped: %s", line)
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the stopped process was not declared dead within 3 minutes")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// member returns the member ID the process printed (lineMember).
+func (pr *proc) member(t *testing.T) string {
+	t.Helper()
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	for _, l := range pr.lines {
+		if id, ok := strings.CutPrefix(l, lineMember); ok {
+			return id
+		}
+	}
+	t.Fatal("the process did not print its member ID")
+	return ""
 }
 
 // The kinds of job of the cut-off scenario ("stall").
@@ -87,6 +145,7 @@ func init() {
 		if _, err := reg.ElectionResult(ctx, "worker-holds"); err != nil {
 			panic(err)
 		}
+		fmt.Println(lineMember + c.Ibis().Identifier().ID)
 		fmt.Println(lineRunning)
 		select {
 		case <-c.Done():
@@ -109,6 +168,7 @@ func init() {
 			if _, err := reg.Elect(ctx, "victim-holding"); err != nil {
 				panic(err)
 			}
+			fmt.Println(lineMember + c.Ibis().Identifier().ID)
 			fmt.Println(lineHolding)
 			if os.Getenv(envBusy) != "" {
 				// Computes for long, sending nothing itself: only the probes of a
@@ -163,7 +223,8 @@ func TestCutOffProcessEnds(t *testing.T) {
 		busy bool
 	}{{"rs", dc.RS, false}, {"crs", dc.CRS, false}, {"busy", dc.RS, true}} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := newPool(t, "tcp", tc.algo, quickDeath()...)
+			log := &eventLog{}
+			p := newPool(t, "tcp", tc.algo, quickDeath(log)...)
 			if tc.busy {
 				p.env = []string{envBusy + "=1"}
 			}
@@ -173,16 +234,7 @@ func TestCutOffProcessEnds(t *testing.T) {
 			if err := victim.c.Signal(syscall.SIGSTOP); err != nil {
 				t.Fatal(err)
 			}
-			// Declared dead: the registry counts a death (only the stopped process can
-			// have died: the root waits for it).
-			deadline := time.Now().Add(3 * time.Minute)
-			for p.srv.Stats().Deaths == 0 {
-				if time.Now().After(deadline) {
-					_ = victim.c.Signal(syscall.SIGCONT)
-					t.Fatal("the stopped process was not declared dead within 3 minutes")
-				}
-				time.Sleep(20 * time.Millisecond)
-			}
+			log.waitDied(t, p.name, victim.member(t))
 			if got, _ := root.wait(t); got != 0+1 {
 				t.Errorf("root: result %d, want 1", got)
 			}
@@ -202,13 +254,15 @@ func TestCutOffProcessEnds(t *testing.T) {
 // TestCutOffRootEnds stops the root process until the registry declares it dead: the
 // worker ends with ErrRootDied, and the root, resumed, ends with ErrCutOff.
 func TestCutOffRootEnds(t *testing.T) {
-	p := newPool(t, "tcp", dc.RS, quickDeath()...)
+	log := &eventLog{}
+	p := newPool(t, "tcp", dc.RS, quickDeath(log)...)
 	root := p.start("rootstall", 0, "")
 	worker := p.start("rootstall", 0, "worker")
 	root.waitLine(t, lineRunning)
 	if err := root.c.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
+	log.waitDied(t, p.name, root.member(t))
 	err := worker.end(t)
 	if err == nil || !strings.Contains(worker.errText(), dc.ErrRootDied.Error()) {
 		_ = root.c.Signal(syscall.SIGCONT)
