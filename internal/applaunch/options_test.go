@@ -1,0 +1,34 @@
+package applaunch
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ibisgo/ibis/ipl"
+	"github.com/ibisgo/ibis/registry"
+)
+
+// TestServerOptionsHeartbeat: the launcher's registry takes IBIS_HEARTBEAT, and refuses
+// a value that is not a positive duration by name.
+func TestServerOptionsHeartbeat(t *testing.T) {
+	t.Setenv(ipl.EnvHeartbeat, "10s")
+	sopts, err := ServerOptions(3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := registry.StartEmbedded("127.0.0.1:0", sopts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = srv.Close() }()
+	if got := srv.HeartbeatInterval(); got != 10*time.Second {
+		t.Errorf("heartbeat %v, want 10s", got)
+	}
+	for _, bad := range []string{"fast", "-1s", "0"} {
+		t.Setenv(ipl.EnvHeartbeat, bad)
+		if _, err := ServerOptions(3); err == nil || !strings.Contains(err.Error(), ipl.EnvHeartbeat) {
+			t.Errorf("%s=%q: error %v, want one naming the variable", ipl.EnvHeartbeat, bad, err)
+		}
+	}
+}
