@@ -12,7 +12,10 @@ import (
 	"strings"
 	"testing"
 
+	"gonum.org/v1/plot"
+
 	"github.com/ibisgo/ibis/internal/apptest"
+	"github.com/ibisgo/ibis/internal/figure"
 )
 
 // TestMain runs barneshut's main when the tests start this binary as barneshut
@@ -52,7 +55,7 @@ func parseResult(t *testing.T, stdout string) map[string]string {
 // result.
 func sequential(t *testing.T, s *system, cfg *config) (*system, result) {
 	t.Helper()
-	res, err := runSteps(context.Background(), local{}, s, cfg, nil)
+	res, err := runSteps(context.Background(), local{}, s, cfg, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -282,7 +285,8 @@ func FuzzReadAtos(f *testing.F) {
 	})
 }
 
-// TestImage: -image writes the final picture, -image-every a numbered series from step 0.
+// TestImage: -image writes the final picture, -image-every a numbered series from step 0,
+// and each file written is named on stderr.
 func TestImage(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "bh.png")
@@ -290,19 +294,46 @@ func TestImage(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	for _, p := range []string{path, framePath(path, 0), framePath(path, 2), framePath(path, 4)} {
+	for _, p := range []string{framePath(path, 0), framePath(path, 2), framePath(path, 4), path} {
 		f, err := os.Open(p)
 		if err != nil {
 			t.Fatal(err)
 		}
-		img, err := png.Decode(f)
+		_, err = png.Decode(f)
 		_ = f.Close()
-		if err != nil || img.Bounds().Dx() != imageSize {
+		if err != nil {
 			t.Errorf("%s: %v", p, err)
 		}
+		if !strings.Contains(stderr, "barneshut: wrote "+p+" (step ") {
+			t.Errorf("stderr does not name %s:\n%s", p, stderr)
+		}
+	}
+	if n := strings.Count(stderr, "barneshut: wrote "); n != 4 {
+		t.Errorf("%d files named on stderr, want 4:\n%s", n, stderr)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 4 {
+		t.Errorf("%d files written, want 4", len(entries))
 	}
 	if n := strings.Count(stderr, "barneshut: step "); n != 4 {
 		t.Errorf("%d progress lines on stderr, want 4:\n%s", n, stderr)
+	}
+}
+
+// TestFramePlot: a picture has labelled x and y axes and says its step and simulated time.
+func TestFramePlot(t *testing.T) {
+	s := plummer(300, 2, 1)
+	s.time = 0.75
+	p := framePlot(s, newView(s), frame{step: 30, steps: 40, time: s.time})
+	for _, a := range []struct {
+		name string
+		axis *plot.Axis
+	}{{"x", &p.X}, {"y", &p.Y}} {
+		if got := figure.Labels(a.axis); len(got) < 2 {
+			t.Errorf("%s axis labels %q, want several", a.name, got)
+		}
+	}
+	if !strings.Contains(p.Title.Text, "step 30 of 40") || !strings.Contains(p.Title.Text, "t = 0.75") {
+		t.Errorf("title %q lacks the step or the time", p.Title.Text)
 	}
 }
 

@@ -94,7 +94,7 @@ func TestCollectivesRun(t *testing.T) {
 	} else if !strings.Contains(values["baseline"].(string), "skipped") {
 		t.Errorf("baseline note %v", values["baseline"])
 	}
-	if st, err := os.Stat(filepath.Join(filepath.Dir(plot), "coll-1.png")); err != nil || st.Size() == 0 {
+	if st, err := os.Stat(plot); err != nil || st.Size() == 0 {
 		t.Errorf("plot: %v", err)
 	}
 }
