@@ -66,6 +66,9 @@ type ReceivePort struct {
 	connArrived chan struct{}   // signals a new direct connection to a waiting Receive
 
 	push pushQueue // push-mode connections with something to read (see inbox.go)
+	// aheadHeld counts the bytes of the read-ahead buffers of the port's reader
+	// goroutines (readahead.go), bounded by PortHighWater.
+	aheadHeld atomic.Int64
 }
 
 var _ ipl.ReceivePort = (*ReceivePort)(nil)
@@ -190,10 +193,8 @@ func (p *ReceivePort) accept(req *Request, conn InConn) (*Reply, *Acceptance) {
 }
 
 // startMessage reads the start of the connection's next message, which via delivers.
+// A delivery that reads a stream marks the boundary on its guard first.
 func (p *ReceivePort) startMessage(ic *inConn, via delivery) (*readMessage, error) {
-	if ic.guard != nil {
-		ic.guard.boundary()
-	}
 	if err := ic.rd.Next(); err != nil {
 		return nil, err
 	}

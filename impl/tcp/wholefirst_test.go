@@ -1,0 +1,18 @@
+package tcp
+
+import (
+	"testing"
+
+	"github.com/ibisgo/ibis/impl/internal/impltest"
+)
+
+// A many-to-one port hands out whole messages first: a sender stopped in the middle of
+// a message holds up nobody else's complete ones.
+func TestWholeMessagesFirst(t *testing.T) { impltest.WholeMessagesFirst(t, Name, nil) }
+
+// Eight senders stopped in the middle of messages are cut together, after a message
+// timeout, while a healthy one is served.
+func TestStalledSendersCutTogether(t *testing.T) { impltest.StalledSendersCutTogether(t, Name, nil) }
+
+// A measurement (docs/reliability-load.md), run only with $IBIS_HELD_CONNS set.
+func TestHeldMemory(t *testing.T) { impltest.HeldMemory(t, Name, nil) }
