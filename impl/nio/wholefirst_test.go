@@ -1,6 +1,7 @@
 package nio
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/ibisgo/ibis/impl/internal/impltest"
@@ -26,4 +27,13 @@ func TestStalledSendersCutTogether(t *testing.T) {
 // A measurement (docs/reliability-load.md), run only with $IBIS_HELD_CONNS set.
 func TestHeldMemory(t *testing.T) {
 	impltest.HeldMemory(t, Name, map[string]string{PropertyReceive: "nonblocking"})
+}
+
+// What a message costs on the many-to-one path, by size.
+func BenchmarkManyToOne(b *testing.B) {
+	for _, size := range []int{0, 64 << 10} {
+		b.Run(fmt.Sprint(size), func(b *testing.B) {
+			impltest.ManyToOneStream(b, Name, map[string]string{PropertyReceive: "nonblocking"}, size)
+		})
+	}
 }

@@ -128,6 +128,9 @@ func (a *readAhead) fill() error {
 		n := a.src.Buffered()
 		if n > fed {
 			b, _ := a.src.Peek(n)
+			if fed == 0 && onePacket(b) {
+				return nil
+			}
 			if whole(&scan, b[fed:]) {
 				return nil
 			}
@@ -197,6 +200,13 @@ func (a *readAhead) grow() bool {
 	}
 	a.buf = nb
 	return true
+}
+
+// onePacket reports whether p begins with a whole message of one packet: the common
+// small message, found whole without the scanner.
+func onePacket(p []byte) bool {
+	size, flags, ok := serialization.Frame(p)
+	return ok && flags&serialization.FlagEnd != 0 && size <= int64(len(p))
 }
 
 // whole feeds p to the scanner and reports whether the message ended in it (or the

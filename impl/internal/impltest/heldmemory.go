@@ -26,7 +26,7 @@ func HeldMemory(t *testing.T, impl string, props map[string]string) {
 	if err != nil {
 		t.Skip("a measurement: set IBIS_HELD_CONNS to the number of connections")
 	}
-	const timeout = 20 * time.Second
+	const timeout = time.Minute
 	ib := NewIbis(t, impl, props, ipl.WithMessageTimeout(timeout))
 	rec := lostRecorder{lost: make(chan error, conns)}
 	if _, err := ib.CreateReceivePort(dataType, "in", ipl.WithConnectionHandler(rec)); err != nil {
@@ -43,8 +43,11 @@ func HeldMemory(t *testing.T, impl string, props map[string]string) {
 		}
 	}
 	// Let the receiver take in what was sent (it is all on its way at once).
-	time.Sleep(min(timeout/4, time.Until(began.Add(timeout/2))))
+	time.Sleep(2 * time.Second)
 	held := heldNow()
+	if len(rec.lost) > 0 || time.Since(began) > timeout {
+		t.Fatalf("connections were cut before all were made (%v): raise the timeout", time.Since(began))
+	}
 	for range conns {
 		select {
 		case <-rec.lost:
