@@ -153,8 +153,19 @@ func (a *readAhead) fill() error {
 // to come from the source, or those the buffer holds) the scanner has seen.
 func (a *readAhead) readOn(scan *serialization.Scanner, fed int) error {
 	for {
-		if len(a.buf) == cap(a.buf) && !a.grow() {
-			return nil // too large, or no room in the port's budget: it streams
+		if len(a.buf) == cap(a.buf) {
+			// Grown only once more bytes are there (in the source's buffer), so that
+			// a sender that stops holds about what it sent, not twice that.
+			if a.src.Buffered() == 0 {
+				a.g.waitFor()
+				_, err := a.src.Peek(1)
+				if err = a.g.done(a.src.Buffered(), err); err != nil {
+					return a.ended(fed, err)
+				}
+			}
+			if !a.grow() {
+				return nil // too large, or no room in the port's budget: it streams
+			}
 		}
 		a.g.waitFor()
 		n, err := a.src.Read(a.buf[len(a.buf):cap(a.buf)])
