@@ -27,8 +27,9 @@ import (
 // before them, is retired by the event loop at once, as a reader goroutine would
 // (lost-connection handlers run, ConnectedTo shrinks), without waiting for a receive.
 // So a Receive never scans the connections, a sender that stalls halfway through a
-// message that has not been handed out holds up nobody, and a thousand idle senders cost a thousand small
-// structs, not a thousand goroutines and read buffers (an idle inbox holds no buffer).
+// message that has not been handed out holds up nobody, and a thousand idle senders
+// cost a thousand small structs, not a thousand goroutines and read buffers (an idle
+// inbox holds no buffer).
 //
 // A reader that waits for a large read with nothing buffered posts its slice, and the
 // transport's bytes go straight into it; a transport may also read its socket into
