@@ -22,7 +22,7 @@ func (d *readerDelivery) serve(r io.Reader) {
 	ic, p := d.ic, d.ic.port
 	defer ic.c.Close()
 	var ahead *readAhead
-	if src, ok := r.(aheadSource); ok && p.pt.ManyToOne() {
+	if src, ok := r.(aheadSource); ok && p.manyToOne {
 		ahead = newReadAhead(src, p)
 		defer ahead.release()
 		r = ahead

@@ -352,7 +352,7 @@ func (b *Inbox) scanPushed(p []byte) {
 		if ev&serialization.ScanStart != 0 {
 			t.begun = true
 		}
-		if t.begun && !t.counted && (ev&serialization.ScanEnd != 0 || !b.port.pt.ManyToOne() ||
+		if t.begun && !t.counted && (ev&serialization.ScanEnd != 0 || !b.port.manyToOne ||
 			t.bytes > WholeMessageLimit || b.port.push.buffered.Load() >= PortHighWater) {
 			b.starts++
 			t.counted = true

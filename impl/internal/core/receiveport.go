@@ -61,6 +61,7 @@ type ReceivePort struct {
 	downcalls   bool            // the type has connection.downcalls: keep the new/lost lists
 	numbered    bool            // the type has communication.numbered
 	explicit    bool            // the type has receive.explicit
+	manyToOne   bool            // the type accepts several senders: whole messages first (readahead.go)
 	direct      bool            // the type allows direct receipt (see deliver_direct.go)
 	directConn  *directDelivery // the connection Receive reads itself (direct receipt)
 	connArrived chan struct{}   // signals a new direct connection to a waiting Receive
@@ -104,6 +105,7 @@ func newReceivePort(in *Instance, pt ipl.PortType, name string, cfg ipl.ReceiveP
 		downcalls:   pt.Has(ipl.ConnectionDowncalls),
 		numbered:    pt.Has(ipl.CommunicationNumbered),
 		explicit:    pt.Has(ipl.ReceiveExplicit),
+		manyToOne:   pt.ManyToOne(),
 	}
 	p.direct = p.directCapable()
 	return p
