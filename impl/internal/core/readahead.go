@@ -55,6 +55,9 @@ type readAhead struct {
 	scan serialization.Scanner // a fresh scanner with the reader's limits
 	buf  []byte                // bytes read ahead; buf[off:] not yet read
 	off  int
+	// want is the buffer the connection's last message read ahead needed: the next
+	// one starts there instead of doubling up to it, copying on the way, again.
+	want int
 }
 
 func newReadAhead(src aheadSource, p *ReceivePort) *readAhead {
@@ -100,6 +103,9 @@ func (a *readAhead) release() {
 		return
 	}
 	a.port.aheadHeld.Add(-int64(cap(a.buf)))
+	if n := len(a.buf); n > 0 {
+		a.want = aheadMin << max(0, bits.Len(uint(n-1))-bits.Len(aheadMin-1))
+	}
 	putAheadBuf(a.buf)
 	a.buf, a.off = nil, 0
 }
@@ -196,6 +202,9 @@ func (a *readAhead) ended(fed int, err error) error {
 // false when it may not.
 func (a *readAhead) grow() bool {
 	size := max(2*cap(a.buf), aheadMin)
+	if cap(a.buf) == 0 {
+		size = max(size, a.want)
+	}
 	if size > WholeMessageLimit {
 		return false
 	}
