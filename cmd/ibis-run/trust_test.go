@@ -69,14 +69,14 @@ func TestWithoutSecretOrTLS(t *testing.T) {
 func TestSecretAndTLSPool(t *testing.T) {
 	unsetenv(t, "IBIS_POOL_SECRET")
 	for _, flags := range [][]string{{"-secret"}, {"-tls"}, {"-secret", "-tls"}} {
-		code, out, errOut := runSelf(t, context.Background(), append([]string{"-np", "3", "-heartbeat", "300ms"}, flags...),
+		code, out, errOut := runSelf(t, context.Background(), append([]string{"-np", "3", "-heartbeat", joinHeartbeat}, flags...),
 			"trust", envJoin+"=yes")
 		if code != 0 {
 			t.Fatalf("%v: exit %d, stdout:\n%s\nstderr:\n%s", flags, code, out, errOut)
 		}
 		for i := range 3 {
 			got := linesOf(out, i)
-			if len(got) == 0 || !strings.HasPrefix(got[len(got)-1], "pool size 3 heartbeat 300ms sequence ") {
+			if len(got) == 0 || !strings.HasPrefix(got[len(got)-1], "pool size 3 heartbeat "+joinHeartbeat+" sequence ") {
 				t.Fatalf("%v: process %d printed %q", flags, i, got)
 			}
 		}
