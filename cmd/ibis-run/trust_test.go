@@ -80,6 +80,17 @@ func TestSecretAndTLSPool(t *testing.T) {
 				t.Fatalf("%v: process %d printed %q", flags, i, got)
 			}
 		}
+		// ibis-run says, before anything else, that the pool is secured and how.
+		var want []string
+		if slices.Contains(flags, "-secret") {
+			want = append(want, "authenticated by a pool secret")
+		}
+		if slices.Contains(flags, "-tls") {
+			want = append(want, "encrypted by TLS 1.3 (registry and tcp connections) with certificates of a throw-away CA")
+		}
+		if line := "ibis-run: the pool is " + strings.Join(want, " and ") + "\n"; !strings.HasPrefix(errOut, line) {
+			t.Errorf("%v: stderr does not begin with %q:\n%s", flags, line, errOut)
+		}
 	}
 }
 
