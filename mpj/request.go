@@ -142,10 +142,14 @@ func WaitAny(ctx context.Context, reqs ...*Request) (int, Status, error) {
 }
 
 // ctxErr wraps the end of ctx so that it matches ipl.ErrTimeout when the deadline
-// passed (as ipl's own calls do) and the context's error in any case.
+// passed (as ipl's own calls do) and the context's error in any case; a cause other than
+// that error (signal.NotifyContext's "interrupt signal received") is named too.
 func ctxErr(ctx context.Context, what string) error {
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return fmt.Errorf("mpj: %s: %w (%w)", what, ipl.ErrTimeout, ctx.Err())
+	}
+	if cause := context.Cause(ctx); cause != nil && cause != ctx.Err() {
+		return fmt.Errorf("mpj: %s: %w (%v)", what, ctx.Err(), cause) // "(interrupt signal received)"
 	}
 	return fmt.Errorf("mpj: %s: %w", what, ctx.Err())
 }
