@@ -138,6 +138,12 @@ func serve(ctx context.Context, ib ipl.Ibis, clients int, gone *departures) erro
 			replies[from.Ibis.ID] = sp
 			mu.Unlock()
 		}
+		// Counted before the reply goes out: the client leaves once it has its replies, and
+		// the server reads the count when the last client has left, while this upcall may
+		// still run (its message was finished above, so closing the port does not wait).
+		mu.Lock()
+		served++
+		mu.Unlock()
 		w, err := sp.NewMessage(ctx)
 		if err != nil {
 			return err
@@ -145,13 +151,8 @@ func serve(ctx context.Context, ib ipl.Ibis, clients int, gone *departures) erro
 		if err := w.WriteFloat64(sum); err != nil {
 			return err
 		}
-		if _, err := w.Finish(); err != nil {
-			return err
-		}
-		mu.Lock()
-		served++
-		mu.Unlock()
-		return nil
+		_, err = w.Finish()
+		return err
 	}
 	rp, err := ib.CreateReceivePort(requestType, "requests", ipl.Global(), ipl.WithMessageHandler(handler))
 	if err != nil {
@@ -162,7 +163,7 @@ func serve(ctx context.Context, ib ipl.Ibis, clients int, gone *departures) erro
 		return err
 	}
 	died, err := gone.wait(ctx, ib.Identifier(), clients)
-	if err := rp.Close(); err != nil { // waits for a running upcall
+	if err := rp.Close(); err != nil { // no more requests
 		return err
 	}
 	mu.Lock()
