@@ -148,7 +148,10 @@ func WithConnectTimeout(d time.Duration) Option { return func(c *Config) { c.Con
 // connection cut: the reader gets an error matching ErrStalled and ErrConnectionLost,
 // the sender sees its connection lost, and the port's other senders go on. Time a
 // receiver spends not reading (the program holds the message) does not count, nor
-// does time between messages. NoMessageTimeout disables the bound.
+// does time between messages. NoMessageTimeout disables the bound. On tcp and nio a
+// many-to-one port hands out a message of up to 256 KiB only once all of it has
+// arrived, so a sender stopped in the middle of one does not hold up the others'
+// complete messages even for that long.
 func WithMessageTimeout(d time.Duration) Option { return func(c *Config) { c.MessageTimeout = d } }
 
 // WithMaxMessageSize bounds the bytes of one received message.

@@ -228,11 +228,13 @@ func TestMalformedInput(t *testing.T) {
 		{"x\n", "line 1: the number of bodies is \"x\""},
 		{"2\n2\n0\n", "line 2: the dimension is \"2\""},
 		{"2 3 0\n1\n1\n0 0 0\n0 0\n", "line 5: the file ends where the position of body 1 (z)"},
-		{"1\n3\n0\n1\n0 0 nan\n0 0 0\n", "line 5: the position of body 0 (z) is \"nan\""},
-		{"1\n3\n0\n-1\n0 0 0\n0 0 0\n", "line 4: the mass of body 0 is -1"},
-		{"1\n3\n0\n1\n0 0 0\n0 0 0\n\n7\n", "line 8: \"7\" after the 1 bodies"},
-		{"1\n3\n0\n1\n0 0 0\n0 0 1e999\n", "line 6: the velocity of body 0 (z)"},
+		{"2\n3\n0\n1 1\n0 0 nan\n0 0 0\n", "line 5: the position of body 0 (z) is \"nan\""},
+		{"2\n3\n0\n-1 1\n0 0 0 1 1 1\n0 0 0 0 0 0\n", "line 4: the mass of body 0 is -1"},
+		{"2\n3\n0\n1 1\n0 0 0 1 1 1\n0 0 0 0 0 0\n\n7\n", "line 8: \"7\" after the 2 bodies"},
+		{"2\n3\n0\n1 1\n0 0 0 1 1 1\n0 0 1e999 0 0 0\n", "line 6: the velocity of body 0 (z)"},
 		{"999999999999\n3\n0\n", "line 1: the number of bodies is"},
+		{"1\n3\n0\n1\n0 0 0\n0 0 0\n", "line 1: the number of bodies is 1: want 2 to"},
+		{"0 3 0\n", "line 1: the number of bodies is 0: want 2 to"},
 	} {
 		_, err := readAtos(strings.NewReader(c.in))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -334,6 +336,24 @@ func TestFramePlot(t *testing.T) {
 	}
 	if !strings.Contains(p.Title.Text, "step 30 of 40") || !strings.Contains(p.Title.Text, "t = 0.75") {
 		t.Errorf("title %q lacks the step or the time", p.Title.Text)
+	}
+}
+
+// TestOneBodyRefused: -bodies 1 and an input file of one body are refused alike: usage
+// status for the flag, failure for the file, and the same reason in both messages.
+func TestOneBodyRefused(t *testing.T) {
+	one := filepath.Join(t.TempDir(), "one.atos")
+	if err := os.WriteFile(one, []byte("1\n3\n0\n1\n0 0 0\n0 0 0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("want 2 to %d bodies (one body alone feels no force)", maxBodies)
+	_, stderr, code := barneshut(t, "-bodies", "1", "-q")
+	if code != exitUsage || !strings.Contains(stderr, "-bodies 1: "+want) {
+		t.Errorf("-bodies 1: exit %d, stderr %q", code, stderr)
+	}
+	_, stderr, code = barneshut(t, "-input", one, "-q")
+	if code != exitFailure || !strings.Contains(stderr, one+": line 1: the number of bodies is 1: "+want) {
+		t.Errorf("-input of one body: exit %d, stderr %q", code, stderr)
 	}
 }
 

@@ -135,8 +135,8 @@ flags:
 	switch {
 	case fs.NArg() > 0:
 		return nil, fmt.Errorf("unexpected argument %q: barneshut takes only flags", fs.Arg(0))
-	case cfg.bodies < 2 || cfg.bodies > maxInputBodies:
-		return nil, fmt.Errorf("-bodies %d: want 2 to %d", cfg.bodies, maxInputBodies)
+	case checkBodies(cfg.bodies) != nil:
+		return nil, fmt.Errorf("-bodies %d: %w", cfg.bodies, checkBodies(cfg.bodies))
 	case cfg.spheres != 1 && cfg.spheres != 2:
 		return nil, fmt.Errorf("-spheres %d: want 1 or 2", cfg.spheres)
 	case cfg.p.leaf < 1:

@@ -35,7 +35,9 @@
 // -tls-cert, -tls-key and -tls-ca (or $IBIS_TLS_CERT, $IBIS_TLS_KEY,
 // $IBIS_TLS_CA) make every connection TLS 1.3, with client certificates
 // of that CA required. Each refusal is logged with the client's address.
-// See docs/SECURITY.md and the Trust section of package registry.
+// The second line of output says whether the pools are secured
+// ("ibis-registry pools: secured: authenticated and encrypted (...)") or
+// open. See docs/SECURITY.md and the Trust section of package registry.
 //
 // The server may be restarted on the same address after it died (even
 // killed with SIGKILL): the members of its pools rejoin it with their

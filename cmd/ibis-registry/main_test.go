@@ -132,6 +132,7 @@ func TestRunServesUntilCancelled(t *testing.T) {
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
 	}
+	waitOutput(t, &stdout, "\nibis-registry pools: OPEN (not authenticated, not encrypted)")
 	waitOutput(t, &stdout, "Joined cmdpool/0@x:1")
 	waitOutput(t, &stdout, "Left cmdpool/0@x:1")
 	waitOutput(t, &stdout, "stats pools=")

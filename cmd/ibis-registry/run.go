@@ -230,11 +230,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", addr, err)
 	}
-	log.Info("trust", zap.String("config", trust.summary))
 	srv := registry.NewServer(opts...)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
-	if _, err := fmt.Fprintf(out, "ibis-registry listening on %s\n", ln.Addr()); err != nil {
+	if _, err := fmt.Fprintf(out, "ibis-registry listening on %s\n%s\n", ln.Addr(), trust.headline()); err != nil {
 		_ = srv.Close()
 		<-served
 		return fmt.Errorf("write to stdout: %w", err)

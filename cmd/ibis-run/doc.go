@@ -29,7 +29,8 @@
 // embedded registry; for an external one, give the pool's secret and certificates in the
 // environment. Without -secret or -tls, an embedded registry takes the secret and TLS files
 // from ibis-run's own IBIS_POOL_SECRET(_FILE) and IBIS_TLS_* when they are set, since the
-// processes inherit them.
+// processes inherit them. A pool so secured is announced on stderr before anything else
+// ("ibis-run: the pool is authenticated by a pool secret and encrypted by TLS 1.3 ...").
 //
 // Every line a process writes is copied to ibis-run's stdout or stderr with the launch index
 // in front ("[2] ..."), a whole line at a time; a last line without a newline gets one, and a

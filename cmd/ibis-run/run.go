@@ -53,6 +53,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(errOut, "ibis-run: %v\n", err)
 		return exitFailure
 	}
+	if trust.secured != "" {
+		fmt.Fprintf(errOut, "ibis-run: the pool is %s\n", trust.secured)
+	}
 	if trust.dir != "" {
 		defer func() {
 			if err := os.RemoveAll(trust.dir); err != nil {

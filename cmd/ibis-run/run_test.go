@@ -109,10 +109,17 @@ func TestEnvironmentDefaults(t *testing.T) {
 	}
 }
 
+// joinHeartbeat is the -heartbeat of the tests whose processes join the embedded registry:
+// other than the default, to show it reaches them, and long. The registry gives a connection
+// 1.5 intervals to pass the pool check and join, and declares a member dead after 1.5
+// intervals of silence: with 300ms, a process stalled for half a second on a loaded machine
+// was refused ("poolauth: reading the verdict: EOF") or dropped, and the test failed.
+const joinHeartbeat = "40s"
+
 // TestEmbeddedRegistry: the processes join one closed-world pool at the embedded registry,
 // share its sequence numbers, and get the heartbeat interval given with -heartbeat.
 func TestEmbeddedRegistry(t *testing.T) {
-	code, out, errOut := runSelf(t, context.Background(), []string{"-np", "3", "-heartbeat", "300ms"}, "join")
+	code, out, errOut := runSelf(t, context.Background(), []string{"-np", "3", "-heartbeat", joinHeartbeat}, "join")
 	if code != 0 {
 		t.Fatalf("exit %d, stdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
@@ -123,7 +130,7 @@ func TestEmbeddedRegistry(t *testing.T) {
 		if len(got) != 1 {
 			t.Fatalf("process %d printed %q", i, got)
 		}
-		if _, err := fmt.Sscanf(got[0], "pool size 3 heartbeat 300ms sequence %d", &seq); err != nil {
+		if _, err := fmt.Sscanf(got[0], "pool size 3 heartbeat "+joinHeartbeat+" sequence %d", &seq); err != nil {
 			t.Fatalf("process %d printed %q: %v", i, got[0], err)
 		}
 		seqs = append(seqs, seq)

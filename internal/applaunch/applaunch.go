@@ -35,8 +35,9 @@ const envRank = "IBIS_RANK"
 // Local is -np: it starts an embedded registry and np copies of this executable with the
 // environment cmd/ibis-run gives its processes (registry, a fresh pool name, the pool size
 // and the launch index), waits for them, and returns the first failure's exit status. When
-// one fails or ctx ends, the others get SIGTERM. name prefixes its messages and the pool's
-// name. The processes write to stdout and stderr unprefixed: the applications print
+// one fails or ctx ends, the others get SIGTERM. Interrupted by SIGINT or SIGTERM, it
+// returns 128 plus the signal's number (130 for Ctrl-C), as cmd/ibis-run does. name prefixes
+// its messages and the pool's name. The processes write to stdout and stderr unprefixed: the applications print
 // results on rank 0 only, and their errors name their rank.
 //
 // With bind, and when there are at least np CPUs to run on (Linux), process k is bound to
@@ -68,6 +69,7 @@ func Local(ctx context.Context, name string, np int, args []string, stdout, stde
 	childArgs := append(append([]string(nil), args...), "-np=0")
 	pool := name + "-" + strings.ToLower(rand.Text()[:16])
 
+	intr := watchInterrupts()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	type exit struct {
@@ -130,6 +132,10 @@ func Local(ctx context.Context, name string, np int, args []string, stdout, stde
 			fmt.Fprintf(stderr, "%s: process %d failed (%v); stopping the others\n", name, e.rank, e.err)
 		}
 		cancel()
+	}
+	if sig, ok := intr.stop(); ok {
+		fmt.Fprintf(stderr, "%s: received %v; the processes were stopped\n", name, sig)
+		return 128 + int(sig)
 	}
 	if lost > 0 && code == exitOK {
 		if ok == 0 {

@@ -10,9 +10,12 @@ import (
 )
 
 // A sender that stops in the middle of a message holds up nobody for longer than the
-// message timeout: the healthy senders of a many-to-one port deliver every message,
-// the stalled message fails with an error matching ErrStalled and ErrConnectionLost,
-// and the stalled sender sees its connection lost.
+// message timeout: the healthy senders of a many-to-one port deliver every message and
+// the stalled sender's connection is cut and reported lost, its message never handed
+// out whole. Where the port hands out whole messages first (tcp and nio: the stalled
+// message, 80 KB, is under core.WholeMessageLimit) it is not handed out at all; where it
+// is (mp), reading it fails with an error matching ErrStalled and ErrConnectionLost.
+// The stalled sender sees its connection lost.
 const (
 	stallHealthy  = 2   // children 0 and 1 send whole messages; child 2 stalls
 	stallMessages = 200 // per healthy sender
@@ -32,9 +35,23 @@ var _ = register(&testCase{
 		defer rp.Close()
 		staller := e.Children[stallHealthy]
 		next := map[string]int64{}
-		healthy, stalls := 0, 0
-		for healthy < stallHealthy*stallMessages || stalls == 0 {
-			m, err := rp.Receive(e.Ctx)
+		healthy, stalls, cut := 0, 0, false
+		for healthy < stallHealthy*stallMessages || !cut {
+			if !cut {
+				lost, err := rp.LostConnections()
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, l := range lost {
+					cut = cut || l.Ibis.ID == staller.ID
+				}
+			}
+			rctx, cancel := context.WithTimeout(e.Ctx, 50*time.Millisecond)
+			m, err := rp.Receive(rctx)
+			cancel()
+			if errors.Is(err, ipl.ErrTimeout) && e.Ctx.Err() == nil {
+				continue // nothing yet: look at the lost connections again
+			}
 			if err != nil {
 				t.Fatalf("receive after %d healthy messages and %d stalls: %v", healthy, stalls, err)
 			}
@@ -64,8 +81,8 @@ var _ = register(&testCase{
 			next[from.String()]++
 			healthy++
 		}
-		if stalls != 1 {
-			t.Errorf("%d stalled messages, want 1", stalls)
+		if stalls > 1 {
+			t.Errorf("%d stalled messages handed out, want at most 1", stalls)
 		}
 		if err := e.Ibis.Registry().Signal(e.Ctx, "stall-seen", staller); err != nil {
 			t.Fatal(err)

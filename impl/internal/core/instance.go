@@ -190,7 +190,7 @@ func (in *Instance) Authenticate(conn net.Conn) (net.Conn, error) {
 		return in.secret, !in.secret.IsSet() || pool == in.cfg.Pool
 	})
 	if err != nil {
-		in.log.Warn("refused a connection: pool check failed", zap.Stringer("remote", conn.RemoteAddr()), zap.Error(err))
+		LogIncomingFailure(in.log, "refused a connection: pool check failed", conn.RemoteAddr(), err)
 		return nil, err
 	}
 	return conn, nil
