@@ -28,7 +28,8 @@ const lineMember = "MEMBER "
 // death timeout) short, but not so short that a live process on a loaded machine is
 // declared dead.
 func quickDeath(log *eventLog) []registry.ServerOption {
-	return []registry.ServerOption{registry.WithHeartbeatInterval(2 * time.Second), registry.WithEventLog(log)}
+	return []registry.ServerOption{registry.WithHeartbeatInterval(2 * time.Second), registry.WithDeathTimeout(6 * time.Second),
+		registry.WithEventLog(log)}
 }
 
 // eventLog collects the lines of a registry's event log.

@@ -58,8 +58,11 @@ type Config struct {
 	// MessageTimeout bounds how long a receiver waits for the next bytes of a message
 	// that has begun to arrive (0: DefaultMessageTimeout; negative: no bound).
 	MessageTimeout time.Duration
-	// HeartbeatInterval sets the failure-detection interval of an embedded registry.
+	// HeartbeatInterval sets the heartbeat interval of an embedded registry.
 	HeartbeatInterval time.Duration
+	// DeathTimeout sets how long a member of an embedded registry's pool may be silent
+	// before it is declared dead (0: registry.DefaultDeathTimeout).
+	DeathTimeout time.Duration
 	// Properties hold implementation-specific settings (for example a flavour choice).
 	Properties map[string]string
 	// PoolSecret closes the pool to processes that do not know it (WithPoolSecret).
@@ -154,9 +157,17 @@ func WithMessageTimeout(d time.Duration) Option { return func(c *Config) { c.Mes
 // WithMaxMessageSize bounds the bytes of one received message.
 func WithMaxMessageSize(n int64) Option { return func(c *Config) { c.MaxMessageSize = n } }
 
-// WithHeartbeatInterval sets the failure-detection interval of an embedded registry.
+// WithHeartbeatInterval sets the heartbeat interval of an embedded registry (how often
+// members and server say they are there; not when a silent member is declared dead).
 func WithHeartbeatInterval(d time.Duration) Option {
 	return func(c *Config) { c.HeartbeatInterval = d }
+}
+
+// WithDeathTimeout sets how long a member may send nothing before an embedded registry
+// declares it dead (registry.WithDeathTimeout; default registry.DefaultDeathTimeout, 30s).
+// A member whose process ends is declared dead at once, whatever this timeout.
+func WithDeathTimeout(d time.Duration) Option {
+	return func(c *Config) { c.DeathTimeout = d }
 }
 
 // WithProperty sets an implementation-specific property.

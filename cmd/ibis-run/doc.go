@@ -14,6 +14,7 @@
 //	IBIS_RANK       the launch index 0..N-1 (mpj takes it as the process's rank)
 //	IBIS_IMPL       the implementation, when -impl is given
 //	IBIS_HEARTBEAT  the heartbeat interval, when -heartbeat is given
+//	IBIS_DEATH_TIMEOUT  how long a silent member stays one, when -death-timeout is given
 //	IBIS_POOL_SECRET_FILE  with -secret: a file holding a fresh random pool secret
 //	IBIS_TLS_CERT, IBIS_TLS_KEY, IBIS_TLS_CA  with -tls: a throw-away certificate, its key
 //	                and the CA that signed it

@@ -74,6 +74,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if s.heartbeat > 0 {
 			opts = append(opts, registry.WithHeartbeatInterval(s.heartbeat))
 		}
+		if s.death > 0 {
+			opts = append(opts, registry.WithDeathTimeout(s.death))
+		}
 		srv, err = registry.StartEmbedded("127.0.0.1:0", opts...)
 		if err != nil {
 			fmt.Fprintf(errOut, "ibis-run: cannot start the embedded registry: %v\n", err)
@@ -108,6 +111,9 @@ func runPool(ctx context.Context, s settings, regAddr string, trust poolTrust, s
 	}
 	if s.heartbeat > 0 {
 		pe.heartbeat = s.heartbeat.String()
+	}
+	if s.death > 0 {
+		pe.death = s.death.String()
 	}
 	log.Info("starting pool", zap.String("program", s.program), zap.Strings("args", s.args),
 		zap.Int("np", s.np), zap.String("registry", regAddr), zap.String("pool", pe.pool),

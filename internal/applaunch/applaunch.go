@@ -173,8 +173,9 @@ func WithLossTolerated() Option { return func(o *options) { o.tolerate = true } 
 // ServerOptions configures the registry a launcher starts for np local processes that
 // inherit its environment: the pool secret (IBIS_POOL_SECRET or _FILE) and TLS
 // (IBIS_TLS_CERT, _KEY, _CA) of that environment, which the processes will require of it
-// (the checks are mutual), the heartbeat interval of IBIS_HEARTBEAT (as an instance's
-// embedded registry takes it), and room for np members from this one address.
+// (the checks are mutual), the heartbeat interval of IBIS_HEARTBEAT and the death timeout
+// of IBIS_DEATH_TIMEOUT (as an instance's embedded registry takes them), and room for np
+// members from this one address.
 func ServerOptions(np int) ([]registry.ServerOption, error) {
 	sopts := []registry.ServerOption{registry.WithMaxMembersPerSource(max(np, registry.DefaultMaxMembersPerSource))}
 	if v := os.Getenv(ipl.EnvHeartbeat); v != "" {
@@ -183,6 +184,13 @@ func ServerOptions(np int) ([]registry.ServerOption, error) {
 			return nil, fmt.Errorf("%s=%q: want a positive duration such as 500ms", ipl.EnvHeartbeat, v)
 		}
 		sopts = append(sopts, registry.WithHeartbeatInterval(d))
+	}
+	if v := os.Getenv(ipl.EnvDeathTimeout); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return nil, fmt.Errorf("%s=%q: want a positive duration such as 30s", ipl.EnvDeathTimeout, v)
+		}
+		sopts = append(sopts, registry.WithDeathTimeout(d))
 	}
 	secret, err := poolauth.Load(os.Getenv(ipl.EnvPoolSecret), os.Getenv(ipl.EnvPoolSecretFile))
 	if err != nil {
