@@ -19,7 +19,13 @@ func (rt *Runtime) dispatch() {
 	for {
 		m, err := rt.rp.Receive(rt.life)
 		if err != nil {
-			if rt.life.Err() == nil {
+			switch {
+			case rt.life.Err() != nil:
+			case errors.Is(err, ipl.ErrClosed):
+				// The Ibis ended under the run (as watch sees it too, whichever
+				// hears first): by the program, or by itself when declared dead.
+				rt.cutOff(fmt.Errorf("the Ibis ended: %w", err))
+			default:
 				rt.end(fmt.Errorf("dc: receiving: %w", err))
 			}
 			return

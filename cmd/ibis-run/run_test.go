@@ -110,11 +110,12 @@ func TestEnvironmentDefaults(t *testing.T) {
 }
 
 // joinHeartbeat is the -heartbeat of the tests whose processes join the embedded registry:
-// other than the default, to show it reaches them, and long. The registry gives a connection
-// 1.5 intervals to pass the pool check and join, and declares a member dead after 1.5
-// intervals of silence: with 300ms, a process stalled for half a second on a loaded machine
-// was refused ("poolauth: reading the verdict: EOF") or dropped, and the test failed.
-const joinHeartbeat = "40s"
+// other than the default, to show it reaches them, and short, to show that a short interval
+// no longer shortens the time a connection has to join or a member has before it is declared
+// dead: both are the death timeout (30 s by default). When they were 1.5 intervals, a process
+// stalled for half a second on a loaded machine was refused ("poolauth: reading the verdict:
+// EOF") or dropped, and these tests failed.
+const joinHeartbeat = "300ms"
 
 // TestEmbeddedRegistry: the processes join one closed-world pool at the embedded registry,
 // share its sequence numbers, and get the heartbeat interval given with -heartbeat.
