@@ -37,6 +37,9 @@ type Acceptor interface {
 	// Introduce is the dialling side of Authenticate, before the handshake request is
 	// written.
 	Introduce(conn net.Conn) (net.Conn, error)
+	// Refused logs, at a bounded rate, a connection the transport dropped before its
+	// request could be read (instead of logging it itself).
+	Refused(remote net.Addr, why error)
 }
 
 // OutConn is the sending side of one connection from a send port to a receive port.
