@@ -36,7 +36,7 @@ type Instance struct {
 	id       ipl.IbisIdentifier
 	events   *eventQueue
 	notes    *notifier
-	stalls   *watchdog // cuts stalled incoming connections (stall.go)
+	stalls   *watchdog   // cuts stalled incoming connections (stall.go)
 	refusals *refusalLog // logs refused connections at a bounded rate (refusals.go)
 	gs       *goroutines
 
