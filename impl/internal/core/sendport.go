@@ -72,6 +72,10 @@ type SendPort struct {
 	msgConns  []*sendConn
 	msgMissed []bool
 	msgLost   error
+	// cuts are connections whose receiver cut them and said how many messages it
+	// took (a cut notice, cutnotice.go), not yet held against the messages their
+	// Finish handed over: the next Finish, Disconnect or Close does that, once.
+	cuts      []*sendConn
 	closed    bool
 	closing   chan struct{}
 	scratch   net.Buffers
@@ -90,6 +94,15 @@ type sendConn struct {
 	// without it on the hot path: every packet checks it for every connection.
 	gone atomic.Bool
 	why  error // why it was removed, when it broke
+	// sent counts the messages whose Finish handed them whole to this connection; only
+	// the holder of the port's token touches it.
+	sent uint64
+	// cut is the receiver's cut notice, once its transport read one.
+	cut atomic.Pointer[ReceiverCut]
+	// heard is closed once the transport reported an end that came from the
+	// receiver (ErrReceiverEnded); nil for connections made without a transport.
+	heard     chan struct{}
+	heardOnce sync.Once
 }
 
 // dialing is a Connect under way; done is closed when it has ended, either way.
@@ -182,8 +195,8 @@ func (sp *SendPort) Connect(ctx context.Context, to ipl.IbisIdentifier, port str
 	backoff := 2 * time.Millisecond
 	var last error // the receiver's last "not yet", for a timeout to report
 	for {
-		oc := &sendConn{sp: sp, to: rid}
-		c, rep, err := sp.in.tr.Dial(ctx, to.Address, req, func(err error) { _ = oc.broken(err) })
+		oc := &sendConn{sp: sp, to: rid, heard: make(chan struct{})}
+		c, rep, err := sp.in.tr.Dial(ctx, to.Address, req, oc.peerEnded)
 		if err != nil {
 			// A dial cut short by the deadline may return before the context
 			// itself reports it: the clock decides.
@@ -357,7 +370,8 @@ func (sp *SendPort) Disconnect(ctx context.Context, from ipl.ReceivePortIdentifi
 	if oc == nil {
 		return fmt.Errorf("%s: %w", what, ipl.ErrNotConnected)
 	}
-	return oc.closeClean()
+	err := oc.closeClean()
+	return errors.Join(err, sp.takeCuts(oc))
 }
 
 // closeClean sends the Close packet and closes; the send port has already dropped oc.
@@ -370,6 +384,7 @@ func (oc *sendConn) closeClean() error {
 	oc.gone.Store(true)
 	oc.mu.Unlock()
 	oc.sp.stats.ended(true)
+	oc.hearLast(oc.c, nil)
 	t := time.AfterFunc(closeGrace, func() { _ = oc.c.Close() })
 	err := serialization.WriteClose(oc.c)
 	if d, ok := oc.c.(Drainer); ok && err == nil {
@@ -379,9 +394,12 @@ func (oc *sendConn) closeClean() error {
 	}
 	t.Stop()
 	if peerWentFirst(err) {
-		// The receiver went first (its port closed): there is nobody to say goodbye
-		// to, and every message was already accounted for by its Finish.
+		// The receiver went first (its port closed, or it cut the connection): there
+		// is nobody to say goodbye to. A cut notice it sent is read (the socket is
+		// broken, so its transport reports the end at once) and held against the
+		// messages by the caller (takeCuts).
 		oc.sp.log.Debug("receiver gone before the goodbye", zap.Stringer("to", oc.to), zap.Error(err))
+		oc.hearLast(oc.c, err)
 		err = nil
 	}
 	// Closing may fail the same way: TLS says goodbye with an alert of its own, which
@@ -393,6 +411,81 @@ func (oc *sendConn) closeClean() error {
 		return fmt.Errorf("closing connection to %s: %w", oc.to, err)
 	}
 	return nil
+}
+
+// peerEnded is the transport's report that the connection ended (its lost callback):
+// it keeps the receiver's cut notice, if the end came with one, for takeCuts, and
+// removes the connection (broken).
+func (oc *sendConn) peerEnded(err error) {
+	var rc *ReceiverCut
+	if errors.As(err, &rc) && oc.cut.CompareAndSwap(nil, rc) {
+		sp := oc.sp
+		sp.mu.Lock()
+		sp.cuts = append(sp.cuts, oc)
+		sp.mu.Unlock()
+	}
+	if oc.heard != nil && errors.Is(err, ErrReceiverEnded) {
+		oc.heardOnce.Do(func() { close(oc.heard) })
+	}
+	_ = oc.broken(err)
+}
+
+// hearLast lets the transport read what the receiver wrote before c is closed: a
+// receiver writes only a cut notice, and closing the socket would throw it away unread.
+// It waits (up to closeGrace) for the transport to report the receiver's end when a
+// write failed because the receiver was gone (why: broken pipe, reset; the notice, if
+// any, came before that end) or when the kernel holds bytes from the receiver unread
+// (PendingCounter); otherwise it returns at once.
+func (oc *sendConn) hearLast(c OutConn, why error) {
+	if oc.heard == nil {
+		return
+	}
+	wait := errors.Is(why, syscall.EPIPE) || errors.Is(why, syscall.ECONNRESET)
+	if pc, ok := c.(PendingCounter); ok && !wait {
+		n, known := pc.Pending()
+		wait = known && n > 0
+	}
+	if !wait {
+		return
+	}
+	t := time.NewTimer(closeGrace)
+	defer t.Stop()
+	select {
+	case <-oc.heard:
+	case <-t.C:
+	}
+}
+
+// takeCuts holds the cut notices that arrived against the messages each connection
+// was handed: a receiver that took fewer than the port's Finish handed over threw the
+// rest away, and the error says how many. Only oc's notice when oc is not nil, else
+// all of them; each is held once. The caller holds the port's token, so no Finish
+// changes the counts meanwhile.
+func (sp *SendPort) takeCuts(only *sendConn) error {
+	sp.mu.Lock()
+	var mine []*sendConn
+	keep := sp.cuts[:0]
+	for _, oc := range sp.cuts {
+		if only == nil || oc == only {
+			mine = append(mine, oc)
+		} else {
+			keep = append(keep, oc)
+		}
+	}
+	clear(sp.cuts[len(keep):])
+	sp.cuts = keep
+	sp.mu.Unlock()
+	var errs []error
+	for _, oc := range mine {
+		rc := oc.cut.Load()
+		if rc.Taken >= oc.sent {
+			continue // it took every message it was handed
+		}
+		errs = append(errs, &ipl.ConnectionError{From: sp.id, To: oc.to, Err: fmt.Errorf(
+			"%w: %w; this port's Finish had handed it %d, so the last %d were thrown away",
+			ipl.ErrConnectionLost, rc, oc.sent, oc.sent-rc.Taken)})
+	}
+	return errors.Join(errs...)
 }
 
 // peerWentFirst tells whether err only says that the receiving side closed before us.
@@ -575,6 +668,7 @@ func (oc *sendConn) broken(cause error) error {
 	oc.mu.Unlock()
 	sp.stats.ended(false)
 	if c != nil {
+		oc.hearLast(c, cause)
 		_ = c.Close()
 	}
 	sp.mu.Lock()
@@ -613,6 +707,28 @@ func (sp *SendPort) peerGone(id ipl.IbisIdentifier, cause error) {
 	sp.mu.Unlock()
 	for _, oc := range hit {
 		_ = oc.broken(cause)
+	}
+}
+
+// cutsUnlocked is takeCuts for a Close that could not take the token: the live
+// message's holder may still count, so the counts are read as they are.
+func (sp *SendPort) cutsUnlocked() error {
+	sp.mu.Lock()
+	n := len(sp.cuts)
+	sp.mu.Unlock()
+	if n == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: %d receivers cut their connections (cut notices) before the port closed", ipl.ErrConnectionLost, n)
+}
+
+// countSent records that the live message was handed whole to every connection that
+// did not miss part of it; the caller holds the token.
+func (sp *SendPort) countSent() {
+	for i, oc := range sp.msgConns {
+		if !sp.msgMissed[i] {
+			oc.sent++
+		}
 	}
 }
 
@@ -713,7 +829,7 @@ func (sp *SendPort) Close() error {
 			}()
 		}
 		wg.Wait()
-		return errors.Join(results...)
+		return errors.Join(errors.Join(results...), sp.takeCuts(nil))
 	}
 	for _, oc := range conns {
 		oc.mu.Lock()
@@ -723,5 +839,5 @@ func (sp *SendPort) Close() error {
 		sp.stats.ended(false)
 		_ = oc.c.Close()
 	}
-	return fmt.Errorf("close %s: %w: a message was still live after %v; its connections were cut", sp.id, ipl.ErrConnectionLost, closeGrace)
+	return errors.Join(fmt.Errorf("close %s: %w: a message was still live after %v; its connections were cut", sp.id, ipl.ErrConnectionLost, closeGrace), sp.cutsUnlocked())
 }
