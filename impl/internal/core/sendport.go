@@ -75,11 +75,11 @@ type SendPort struct {
 	// cuts are connections whose receiver cut them and said how many messages it
 	// took (a cut notice, cutnotice.go), not yet held against the messages their
 	// Finish handed over: the next Finish, Disconnect or Close does that, once.
-	cuts      []*sendConn
-	closed    bool
-	closing   chan struct{}
-	scratch   net.Buffers
-	stats     portStats
+	cuts    []*sendConn
+	closed  bool
+	closing chan struct{}
+	scratch net.Buffers
+	stats   portStats
 }
 
 var _ ipl.SendPort = (*SendPort)(nil)
