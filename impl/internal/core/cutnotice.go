@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"time"
 )
 
 // The cut notice. After the handshake a receiver writes nothing on a connection, with
@@ -22,9 +21,6 @@ const (
 	cutNoticeMark = 'X'
 	// CutNoticeSize is the size of a cut notice on the wire.
 	CutNoticeSize = 9
-	// cutNoticeWait bounds the write of a notice: the socket's send buffer is empty (a
-	// receiver writes nothing else), so it never waits in practice.
-	cutNoticeWait = time.Second
 )
 
 // ErrReceiverEnded marks the end of a sender's connection that its transport saw come
@@ -34,7 +30,9 @@ const (
 var ErrReceiverEnded = errors.New("ended by the receiver")
 
 // CutNotifier is implemented by incoming connections that can send their sender a cut
-// notice before they are closed; the write must not wait long (cutNoticeWait).
+// notice before they are closed. The write must not wait long (a second at most): the
+// socket's send buffer is empty (a receiver writes nothing else), so in practice it
+// never waits.
 type CutNotifier interface {
 	NotifyCut(notice []byte)
 }
