@@ -352,11 +352,13 @@ func (d *watchdog) cut(ic *inConn, why error) {
 	}
 	d.in.log.Warn("cutting a stalled connection", zap.Stringer("from", ic.from), zap.Error(why))
 	d.remove(ic)
-	if cn, ok := ic.c.(CutNotifier); ok {
-		cn.NotifyCut(cutNotice(ic.taken.Load()))
-	}
 	if via := ic.delivery(); via != nil {
 		via.cut(why)
+	}
+	// The notice goes after the delivery has its reason: the sender closes its end
+	// when it reads the notice, and that end must not reach the reader as the reason.
+	if cn, ok := ic.c.(CutNotifier); ok {
+		cn.NotifyCut(cutNotice(ic.taken.Load()))
 	}
 	_ = ic.c.Close()
 }
