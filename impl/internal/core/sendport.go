@@ -427,7 +427,9 @@ func (oc *sendConn) peerEnded(err error) {
 	if oc.heard != nil && errors.Is(err, ErrReceiverEnded) {
 		oc.heardOnce.Do(func() { close(oc.heard) })
 	}
-	_ = oc.broken(err)
+	// No hearLast here: this runs on the transport's own goroutine (its watch, or an
+	// event loop), which is what would read the receiver's end.
+	_ = oc.lose(err, false)
 }
 
 // hearLast lets the transport read what the receiver wrote before c is closed: a
@@ -651,7 +653,12 @@ func (sp *SendPort) takeBroken() error {
 // broken removes a connection that failed (write error, peer closed, peer died),
 // tells the program through downcalls and the disconnect handler, and returns the
 // error that describes the loss.
-func (oc *sendConn) broken(cause error) error {
+func (oc *sendConn) broken(cause error) error { return oc.lose(cause, true) }
+
+// lose is broken; hear says whether to let the transport read what the receiver
+// wrote before closing the connection (hearLast), which only a goroutine other than
+// the transport's may wait for.
+func (oc *sendConn) lose(cause error, hear bool) error {
 	sp := oc.sp
 	if !errors.Is(cause, ipl.ErrConnectionLost) {
 		cause = fmt.Errorf("%w: %w", ipl.ErrConnectionLost, cause)
@@ -668,7 +675,9 @@ func (oc *sendConn) broken(cause error) error {
 	oc.mu.Unlock()
 	sp.stats.ended(false)
 	if c != nil {
-		oc.hearLast(c, cause)
+		if hear {
+			oc.hearLast(c, cause)
+		}
 		_ = c.Close()
 	}
 	sp.mu.Lock()
