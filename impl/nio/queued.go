@@ -310,7 +310,9 @@ func (o *queuedOut) flush() {
 			// so that no packet queued meanwhile schedules another.
 			o.mu.Unlock()
 			o.fail(fmt.Errorf("%w: writing: %w", ipl.ErrConnectionLost, err))
-			_ = o.gc.Close()
+			if !receiverGone(err) {
+				_ = o.gc.Close()
+			}
 			return
 		}
 		full := n <= 0 || err != nil

@@ -100,7 +100,7 @@ var _ = register(&testCase{
 		}
 		t.Logf("received %d whole messages; the sender's Finish handed over %d and it learned that %d were taken", received, handed, taken)
 		if taken != received {
-			t.Errorf("the cut notice told the sender %d messages were taken; the receiver got %d", taken, received)
+			t.Errorf("the sender learned that %d messages were taken; the receiver got %d (the sender's errors: %s)", taken, received, b)
 		}
 	},
 	child: func(e *Env) error {
@@ -151,7 +151,6 @@ var _ = register(&testCase{
 		case taken < handed && !errors.Is(err, ipl.ErrConnectionLost):
 			return fmt.Errorf("the reported loss does not match ErrConnectionLost: %v", err)
 		}
-		fmt.Printf("handed over %d, the receiver took %d; the port said: %v\n", handed, taken, err)
-		return os.WriteFile(drainFile(e), fmt.Appendf(nil, "%d %d\n", taken, handed), 0o600)
+		return os.WriteFile(drainFile(e), fmt.Appendf(nil, "%d %d\n%v\n", taken, handed, err), 0o600)
 	},
 })

@@ -75,7 +75,10 @@ type SendPort struct {
 	// cuts are connections whose receiver cut them and said how many messages it
 	// took (a cut notice, cutnotice.go), not yet held against the messages their
 	// Finish handed over: the next Finish, Disconnect or Close does that, once.
-	cuts    []*sendConn
+	cuts []*sendConn
+	// unheard are connections left open after a failed write (closeLater) whose
+	// receiver's end the transport has not read yet; takeCuts waits for them.
+	unheard []*sendConn
 	closed  bool
 	closing chan struct{}
 	scratch net.Buffers
@@ -103,6 +106,10 @@ type sendConn struct {
 	// receiver (ErrReceiverEnded); nil for connections made without a transport.
 	heard     chan struct{}
 	heardOnce sync.Once
+	// closeLater: the transport reported a failed write to a receiver that is gone,
+	// and the connection is left open until the transport reads the receiver's end
+	// (a cut notice may come before it); written under mu.
+	closeLater bool
 }
 
 // dialing is a Connect under way; done is closed when it has ended, either way.
@@ -442,7 +449,7 @@ func (oc *sendConn) hearLast(c OutConn, why error) {
 	if oc.heard == nil {
 		return
 	}
-	wait := errors.Is(why, syscall.EPIPE) || errors.Is(why, syscall.ECONNRESET)
+	wait := writeToGone(why)
 	if pc, ok := c.(PendingCounter); ok && !wait {
 		n, known := pc.Pending()
 		wait = known && n > 0
@@ -458,12 +465,47 @@ func (oc *sendConn) hearLast(c OutConn, why error) {
 	}
 }
 
+// writeToGone reports whether err is a write that failed because the receiver was
+// gone (broken pipe, reset): its end, and a cut notice before it, are in the socket.
+func writeToGone(err error) bool {
+	return errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET)
+}
+
+// awaitUnheard waits (up to closeGrace in all) until the transport has read the
+// receiver's end of every connection left open after a failed write, and closes those
+// whose end does not come; the caller holds the port's token.
+func (sp *SendPort) awaitUnheard() {
+	sp.mu.Lock()
+	list := sp.unheard
+	sp.unheard = nil
+	sp.mu.Unlock()
+	if len(list) == 0 {
+		return
+	}
+	t := time.NewTimer(closeGrace)
+	defer t.Stop()
+	for _, oc := range list {
+		select {
+		case <-oc.heard:
+		case <-t.C:
+		}
+		oc.mu.Lock()
+		c, later := oc.c, oc.closeLater
+		oc.closeLater = false
+		oc.mu.Unlock()
+		if later {
+			_ = c.Close()
+		}
+	}
+}
+
 // takeCuts holds the cut notices that arrived against the messages each connection
 // was handed: a receiver that took fewer than the port's Finish handed over threw the
 // rest away, and the error says how many. Only oc's notice when oc is not nil, else
 // all of them; each is held once. The caller holds the port's token, so no Finish
 // changes the counts meanwhile.
 func (sp *SendPort) takeCuts(only *sendConn) error {
+	sp.awaitUnheard()
 	sp.mu.Lock()
 	var mine []*sendConn
 	keep := sp.cuts[:0]
@@ -664,17 +706,35 @@ func (oc *sendConn) lose(cause error, hear bool) error {
 		cause = fmt.Errorf("%w: %w", ipl.ErrConnectionLost, cause)
 	}
 	var err error = &ipl.ConnectionError{From: sp.id, To: oc.to, Err: cause}
+	ended := errors.Is(cause, ErrReceiverEnded)
 	oc.mu.Lock()
 	if oc.gone.Load() {
+		c, later := oc.c, oc.closeLater && ended
+		if later {
+			oc.closeLater = false
+		}
 		oc.mu.Unlock()
+		if later { // the receiver's end came: what it wrote has been read
+			_ = c.Close()
+		}
 		return err
 	}
 	oc.why = err
 	oc.gone.Store(true)
 	c := oc.c
+	// A failed write reported by the transport itself, on its own goroutine (which
+	// cannot wait for itself): leave the connection open for the transport to read
+	// the receiver's end, and let takeCuts wait for it.
+	later := !hear && !ended && c != nil && oc.heard != nil && writeToGone(cause)
+	oc.closeLater = later
 	oc.mu.Unlock()
 	sp.stats.ended(false)
-	if c != nil {
+	switch {
+	case later:
+		sp.mu.Lock()
+		sp.unheard = append(sp.unheard, oc)
+		sp.mu.Unlock()
+	case c != nil:
 		if hear {
 			oc.hearLast(c, cause)
 		}
@@ -724,7 +784,18 @@ func (sp *SendPort) peerGone(id ipl.IbisIdentifier, cause error) {
 func (sp *SendPort) cutsUnlocked() error {
 	sp.mu.Lock()
 	n := len(sp.cuts)
+	unheard := sp.unheard
+	sp.unheard = nil
 	sp.mu.Unlock()
+	for _, oc := range unheard { // no waiting here: close what was left open
+		oc.mu.Lock()
+		c, later := oc.c, oc.closeLater
+		oc.closeLater = false
+		oc.mu.Unlock()
+		if later {
+			_ = c.Close()
+		}
+	}
 	if n == 0 {
 		return nil
 	}

@@ -329,6 +329,14 @@ func (d *watchdog) drained(ic *inConn, progress uint64, waiting bool) bool {
 	return true
 }
 
+// cutErr returns why the stall watchdog cut the inbox's connection, or nil.
+func (b *Inbox) cutErr() error {
+	if b.ic == nil || b.ic.watch == nil { // an inbox made without a port (unit tests)
+		return nil
+	}
+	return b.ic.watch.cutErr()
+}
+
 // holdsNothing reports whether the inbox holds nothing its port could still deliver:
 // no whole message waits in it, and a reader that owns it has read all it holds. (Its
 // waiting is also true while whole messages wait ahead of a partial one.)
@@ -352,13 +360,15 @@ func (d *watchdog) cut(ic *inConn, why error) {
 	}
 	d.in.log.Warn("cutting a stalled connection", zap.Stringer("from", ic.from), zap.Error(why))
 	d.remove(ic)
-	if via := ic.delivery(); via != nil {
-		via.cut(why)
-	}
-	// The notice goes after the delivery has its reason: the sender closes its end
-	// when it reads the notice, and that end must not reach the reader as the reason.
+	// The notice goes first, while the connection is whole (an inbox's cut retires
+	// and closes it). The sender closes its end when it reads the notice; that end
+	// reaches the reader as why, not as the socket's end: the guard of a stream and
+	// Inbox.End give the watchdog's reason once it is set.
 	if cn, ok := ic.c.(CutNotifier); ok {
 		cn.NotifyCut(cutNotice(ic.taken.Load()))
+	}
+	if via := ic.delivery(); via != nil {
+		via.cut(why)
 	}
 	_ = ic.c.Close()
 }
