@@ -16,8 +16,11 @@ type Transport interface {
 	// over with the returned Acceptance's Serve, ServeDirect or Inbox (delivery.go).
 	Start(acc Acceptor) (addr string, err error)
 	// Dial connects to the instance at addr, sends req and returns the peer's reply. On
-	// ReplyAccepted it also returns the connection; lost is called (once) when the
-	// transport notices the connection broke or the peer closed it.
+	// ReplyAccepted it also returns the connection; lost is called when the transport
+	// notices the connection broke or the peer closed it. An end read from the
+	// receiver's side (its cut notice, close or reset) is marked ErrReceiverEnded and
+	// reported even after a failed write was (cutnotice.go); after the port's own Close
+	// nothing is.
 	Dial(ctx context.Context, addr string, req *Request, lost func(error)) (OutConn, *Reply, error)
 	// Close stops accepting, closes every connection and waits for the transport's
 	// goroutines to end.
