@@ -139,16 +139,17 @@ func TestNotAPeer(t *testing.T) {
 	if _, err := Accept(srv, only("p", Secret{})); !errors.Is(err, ErrProtocol) {
 		t.Errorf("accept of an HTTP request: %v, want ErrProtocol", err)
 	}
-	srv, cli = tcpPair(t)
+	srv.Close()
+	srv9, cli9 := tcpPair(t)
 	go func() {
-		_, _ = srv.Write(append([]byte("IBAU"), 9))
-		_, _ = io.Copy(io.Discard, srv)
+		_, _ = srv9.Write(append([]byte("IBAU"), 9))
+		_, _ = io.Copy(io.Discard, srv9)
 	}()
-	if err := Dial(readFrom{cli, bytes.NewReader(append(append([]byte("IBAU"), 9), make([]byte, 32)...))}, "p", Secret{}); !errors.Is(err, ErrProtocol) {
+	if err := Dial(readFrom{cli9, bytes.NewReader(append(append([]byte("IBAU"), 9), make([]byte, 32)...))}, "p", Secret{}); !errors.Is(err, ErrProtocol) {
 		t.Errorf("dial of a version-9 server: %v, want ErrProtocol", err)
 	}
-	cli.Close()
-	srv.Close()
+	cli9.Close()
+	srv9.Close()
 }
 
 // readFrom reads from r and writes to the connection.
