@@ -80,6 +80,9 @@ func (c *Ctx) runLocal(t *task) {
 	t.releaseKids(c)
 	c.cur = saved
 	c.stats.Executed++
+	if c.stats.Executed&(progressBatch-1) == 0 {
+		c.publish()
+	}
 	// The parent is the job that syncs, or an ancestor of it when t is a child given up
 	// on (its thief died) and run again here; either way only this worker counts it.
 	t.parent.localDone++
@@ -107,6 +110,7 @@ func (c *Ctx) runStolen(t *task) {
 	}()
 	c.cur = saved
 	c.stats.Executed++
+	c.publish()
 	if _, ok := c.rt.endedBy(); ok {
 		return
 	}
@@ -140,6 +144,7 @@ func (c *Ctx) idleStep() {
 		c.runAny(t)
 		return
 	}
+	c.publish()
 	start := time.Now()
 	c.rt.steal(c)
 	c.stats.Idle += time.Since(start)

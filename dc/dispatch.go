@@ -3,6 +3,7 @@ package dc
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -93,6 +94,9 @@ func (rt *Runtime) handle(m ipl.ReadMessage) error {
 			rt.end(nil)
 		}
 		return errors.Join(err, ferr)
+	case msgProbe:
+		_, err := m.Finish()
+		return err
 	case msgStats:
 		var s Stats
 		err := m.ReadObject(&s)
@@ -132,9 +136,11 @@ func (rt *Runtime) answered(h *header, t *task) {
 		rt.toInbox(t)
 	}
 	if w != nil && w.async {
-		rt.wanBusy = false
 		if t != nil {
+			rt.wan.succeeded(time.Now())
 			rt.asyncSteals.Add(1)
+		} else {
+			rt.wan.refused(time.Now(), true)
 		}
 	}
 	rt.mu.Unlock()

@@ -38,7 +38,9 @@
 //   - CRS, cluster-aware random stealing (Satin): a process's site is its identifier's
 //     tag (IBIS_SITE, see IbisOptions); steals inside the site are synchronous, as in
 //     RS, and at most one asynchronous steal from a random process of another site is
-//     outstanding at a time, so that wide-area latency hides behind local steals.
+//     outstanding at a time, so that wide-area latency hides behind local steals. A
+//     refused wide-area steal makes the next one wait: one measured wide-area round
+//     trip, doubling per refusal in a row up to 100 ms, until a steal brings a job.
 //   - TRS, transitive random stealing (Jcluster): a thief asks the process it last stole
 //     from first; a victim with nothing to give passes the request on to the process it
 //     last stole from (at most once round the pool) instead of answering "none", and the
@@ -52,10 +54,15 @@
 //
 // The registry tells every process when another dies or leaves: the jobs that process
 // had stolen are run again by their owners, so the program's result stays right; a
-// steal request waiting on it counts as refused. A job that panics fails the run
-// (ErrJobFailed, on every process). The death of the root fails the run with
-// ErrRootDied. Termination needs no central detection: the root job's return is the
-// end, and the root tells every process.
+// steal request waiting on it counts as refused. A process that the pool counts dead
+// while it still runs (it was stopped or starved past the registry's death timeout)
+// ends its part of the run with ErrCutOff as soon as it hears of it: its own Died
+// event, its Ibis ending, a member refusing it. A process whose registry is lost for
+// good goes on while the others answer (a registry that is gone cuts nobody off; it
+// probes them every second) and ends with ErrCutOff at the first send that fails,
+// since no death would be reported to it any more. A job that panics fails the run (ErrJobFailed, on every process).
+// The death of the root fails the run with ErrRootDied. Termination needs no central
+// detection: the root job's return is the end, and the root tells every process.
 //
 // # Wide-area emulation
 //

@@ -135,3 +135,57 @@ func TestWideAreaDelay(t *testing.T) {
 		})
 	}
 }
+
+// spinKind computes for ms milliseconds without spawning: a job that keeps its process
+// busy while the other has nothing to steal.
+var spinKind = dc.Define("test.spin", func(c *dc.Ctx, ms int) int64 {
+	var n int64
+	for start := time.Now(); time.Since(start) < time.Duration(ms)*time.Millisecond; n++ {
+	}
+	return 1
+})
+
+// idleKind spawns a job that computes for a[0] milliseconds and computes for a[1] itself:
+// with a[0] short, a thief that took the first has nothing to steal for most of a[1].
+var idleKind = dc.Define("test.idle", func(c *dc.Ctx, a [2]int) int64 {
+	f := spinKind.Spawn(c, a[0])
+	s := spinKind.Call(c, a[1])
+	c.Sync()
+	return s + f.Value()
+})
+
+// TestCRSAttemptsBounded runs CRS on two processes in two sites, each alone in its site,
+// so that every steal request crosses the wide area. The root spawns a short job and
+// computes for long itself: the other process steals the short job and then finds
+// nothing for long. A refused request makes the next wait (wanState), so the requests
+// of a process are bounded by a ladder of refusals (from the minimal back-off to the
+// cap) per steal it made, plus one per cap's time it ran: far fewer than one per round
+// trip, what an idle process sent before.
+func TestCRSAttemptsBounded(t *testing.T) {
+	const p = 2
+	rts := localPool(t, "tcp", p, dc.WithAlgorithm(dc.CRS))
+	start := time.Now()
+	for i, got := range runAll(t, rts, idleKind, [2]int{10, 400}) {
+		if got != 2 {
+			t.Errorf("process %d: %d jobs done, want 2", i, got)
+		}
+	}
+	elapsed := time.Since(start)
+	var rep dc.Report
+	for _, rt := range rts {
+		if r := rt.Report(); len(r.Processes) > len(rep.Processes) {
+			rep = r
+		}
+	}
+	t.Logf("in %v:\n%s", elapsed.Round(time.Millisecond), reportText(rep))
+	ladder := int64(1)
+	for d := dc.MinBackoff; d < dc.MaxWideAreaBackoff; d *= 2 {
+		ladder++
+	}
+	tot := rep.Total
+	bound := (tot.Steals+p)*ladder + p*(int64(elapsed/dc.MaxWideAreaBackoff)+1)
+	if tot.WideAreaAttempts > bound {
+		t.Errorf("%d wide-area steal requests for %d steals in %v; the back-off allows at most %d",
+			tot.WideAreaAttempts, tot.Steals, elapsed.Round(time.Millisecond), bound)
+	}
+}

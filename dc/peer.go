@@ -147,8 +147,13 @@ func (rt *Runtime) sent() {
 }
 
 // sendNow is send without the emulated delay.
-func (rt *Runtime) sendNow(p *peer, h *header, payload func(writer) error, within time.Duration) error {
+func (rt *Runtime) sendNow(p *peer, h *header, payload func(writer) error, within time.Duration) (err error) {
 	id := p.id
+	defer func() {
+		if err != nil {
+			rt.unreachable(id, err)
+		}
+	}()
 	ctx, cancel := context.WithTimeout(rt.life, within)
 	defer cancel()
 	p.mu.Lock()
@@ -162,11 +167,17 @@ func (rt *Runtime) sendNow(p *peer, h *header, payload func(writer) error, withi
 			return fmt.Errorf("dc: a send port to %s: %w", id, err)
 		}
 		if err := sp.Connect(ctx, id, portName); err != nil {
+			if errors.Is(err, ipl.ErrDenied) {
+				// dc's ports take every member: a denial means that the pool counts
+				// this process dead.
+				rt.cutOff(fmt.Errorf("%s refused it: %w", id, err))
+			}
 			return errors.Join(fmt.Errorf("dc: connecting to %s: %w", id, err), sp.Close())
 		}
 		p.sp = sp
 	}
-	m, err := p.sp.NewMessage(ctx)
+	var m ipl.WriteMessage
+	m, err = p.sp.NewMessage(ctx)
 	if err != nil {
 		return fmt.Errorf("dc: a message to %s: %w", id, err)
 	}

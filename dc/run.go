@@ -23,8 +23,10 @@ const rootElection = "dc-root"
 // (Report) and ends the pool's run (ipl Terminate).
 //
 // Run fails with ErrJobFailed when a job panicked, ErrRootDied when the root process
-// died, ErrRunEnded when this process joined after the run ended, and the context's
-// error when ctx ended first. A Runtime runs once.
+// died, ErrRunEnded when this process joined after the run ended, ErrCutOff when this
+// process is out of the pool (declared dead, say after it was stopped, or its registry
+// lost for good and another process unreachable), and the context's error when ctx
+// ended first. A Runtime runs once.
 func Run[A, R any](ctx context.Context, rt *Runtime, k *Kind[A, R], arg A) (R, error) {
 	var zero R
 	if !rt.ran.CompareAndSwap(false, true) {
@@ -74,7 +76,7 @@ func Run[A, R any](ctx context.Context, rt *Runtime, k *Kind[A, R], arg A) (R, e
 	}
 	rt.work()
 	err, _ = rt.endedBy()
-	if !errors.Is(err, ErrRootDied) && !errors.Is(err, ErrRunEnded) {
+	if !errors.Is(err, ErrRootDied) && !errors.Is(err, ErrRunEnded) && !errors.Is(err, ErrCutOff) {
 		if serr := rt.send(root, &header{typ: msgStats}, func(m writer) error { return m.WriteObject(rt.ownStats()) }); serr != nil {
 			rt.log.Warn("statistics did not reach the root", zap.Error(serr))
 		}
@@ -125,6 +127,12 @@ func (rt *Runtime) conclude(ctx context.Context, why string, res body, start tim
 	}
 	rt.end(runErr)
 	elapsed := time.Since(start)
+	if errors.Is(runErr, ErrCutOff) {
+		// The pool has gone on without this process (the others heard of the root's
+		// death): nobody waits for its end or would send it statistics.
+		rt.report = newReport(rt.o.algo, elapsed, []Stats{rt.ownStats()})
+		return runErr
+	}
 	rt.learnMembers()
 	rt.mu.Lock()
 	members := make([]ipl.IbisIdentifier, 0, len(rt.members))

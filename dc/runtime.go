@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/ibisgo/ibis/internal/wake"
 	"github.com/ibisgo/ibis/ipl"
+	"github.com/ibisgo/ibis/registry"
 )
 
 // Errors of a run, matchable with errors.Is.
@@ -26,6 +28,12 @@ var (
 	ErrRunEnded = errors.New("dc: the run ended without this process")
 	// ErrRunOnce: Run was called a second time on one Runtime.
 	ErrRunOnce = errors.New("dc: a Runtime runs once")
+	// ErrCutOff: this process is out of the pool while the run goes on: the registry
+	// declared it dead (it stopped answering for too long, say while it was stopped),
+	// its Ibis ended under the run, or its registry is lost for good and another
+	// process cannot be reached (no death would be reported any more). The others run
+	// its jobs again; it ends.
+	ErrCutOff = errors.New("dc: this process is cut off from the pool")
 )
 
 // Runtime is one process's part of a divide-and-conquer pool: its worker, its work
@@ -60,7 +68,7 @@ type Runtime struct {
 	nextStamp   int64
 	nextReq     int64
 	lastVictim  ipl.IbisIdentifier // whom this process last stole from (TRS)
-	wanBusy     bool               // a wide-area steal is outstanding (CRS)
+	wan         wanState           // CRS's asynchronous wide-area steal
 	statsIn     map[string]Stats   // the root's: the statistics members sent back
 	statsWake   chan struct{}
 
@@ -69,6 +77,11 @@ type Runtime struct {
 	wideArea    atomic.Int64 // messages sent to another site
 	requeued    atomic.Int64 // jobs run again because their thief died
 	asyncSteals atomic.Int64 // wide-area steals of CRS that brought a job
+	pubSpawned  atomic.Int64 // the worker's counts as last published (Progress)
+	pubExecuted atomic.Int64
+	// regLost is why the registry is lost for good (nil while it is not): the run
+	// goes on while the other processes answer; a send that fails then ends it.
+	regLost atomic.Pointer[string]
 
 	wake      chan struct{} // news for the worker: a result, a job, the end
 	ending    atomic.Bool
@@ -224,21 +237,64 @@ func (rt *Runtime) watch() {
 		select {
 		case <-rt.life.Done():
 			return
+		case <-rt.ib.Done():
+			// Closed under the run: by the program (which should close the Runtime
+			// first), or by itself when the registry declared it dead.
+			rt.cutOff(fmt.Errorf("the Ibis ended: %w", ipl.ErrClosed))
+			return
 		case ev, ok := <-events:
 			if !ok {
-				rt.end(fmt.Errorf("dc: the Ibis ended: %w", ipl.ErrClosed))
+				rt.cutOff(fmt.Errorf("the Ibis ended: %w", ipl.ErrClosed))
 				return
 			}
 			switch ev.Type {
 			case ipl.EventJoined:
 				rt.joined(ev.Member)
 			case ipl.EventLeft, ipl.EventDied:
+				if ev.Member.ID == rt.self.ID {
+					if ev.Type == ipl.EventDied {
+						rt.cutOff(errors.New("the registry declared this process dead"))
+					}
+					continue
+				}
 				rt.lost(ev.Member, ev.Type)
 			case ipl.EventTerminated:
 				rt.end(ErrRunEnded)
+			case ipl.EventRegistryLost:
+				// Reconnecting: the registry may come back (a restarted ibis-registry),
+				// and the pool's connections go on meanwhile. For good: see regLost.
+				if why, ok := strings.CutPrefix(ev.Name, registry.LostForGood); ok && rt.regLost.Swap(&why) == nil {
+					rt.log.Warn("registry lost for good; going on while the other processes can be reached", zap.String("why", why))
+					rt.wg.Go(rt.probe)
+				}
 			}
 		}
 	}
+}
+
+// cutOff ends the run on this process because it is out of the pool (ErrCutOff): the
+// registry declared it dead, a member refused it as dead, its Ibis ended, or its
+// registry is lost for good and a member cannot be reached (unreachable).
+func (rt *Runtime) cutOff(why error) {
+	err := fmt.Errorf("%w: %w", ErrCutOff, why)
+	if _, over := rt.endedBy(); !over {
+		rt.log.Warn("cut off from the pool; ending the run here", zap.Error(why))
+	}
+	rt.end(err)
+}
+
+// unreachable takes a failed send to id: with the registry lost for good, this process
+// can no longer tell a dead process from a live one (no Died event would come, and a
+// process the registry declared dead finds its connections cut, which is what a send
+// to a dead one looks like too): it ends (ErrCutOff) rather than wait for ever for jobs
+// nobody runs, or steal from processes that refuse it. With the registry there, the
+// registry's events decide.
+func (rt *Runtime) unreachable(id ipl.IbisIdentifier, err error) {
+	why := rt.regLost.Load()
+	if why == nil || errors.Is(err, errPeerGone) || rt.life.Err() != nil {
+		return
+	}
+	rt.cutOff(fmt.Errorf("%w (%s), and %s cannot be reached: %w", ipl.ErrRegistryLost, *why, id, err))
 }
 
 func (rt *Runtime) joined(m ipl.IbisIdentifier) {
@@ -282,7 +338,7 @@ func (rt *Runtime) lost(m ipl.IbisIdentifier, how ipl.EventType) {
 		}
 		delete(rt.waits, req)
 		if w.async {
-			rt.wanBusy = false
+			rt.wan.refused(time.Now(), false)
 		} else {
 			w.ch <- stealAnswer{}
 		}

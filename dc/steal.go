@@ -24,7 +24,11 @@ func (rt *Runtime) steal(c *Ctx) {
 			rt.stealWideArea(c, remote[rt.rng.IntN(len(remote))])
 		}
 		if len(local) == 0 {
-			rt.rest(c, len(remote))
+			if len(remote) == 0 {
+				rt.rest(c, 0)
+			} else {
+				rt.restWideArea()
+			}
 			return
 		}
 		rt.stealFrom(c, local[rt.rng.IntN(len(local))], len(local))
@@ -107,14 +111,25 @@ func (rt *Runtime) stealFrom(c *Ctx, victim ipl.IbisIdentifier, nvictims int) {
 	}
 }
 
-// stealWideArea sends CRS's asynchronous wide-area request, unless one is outstanding.
+// stealWideArea sends CRS's asynchronous wide-area request, unless one is outstanding
+// or the back-off after a refused one has not passed (see wanState).
 func (rt *Runtime) stealWideArea(c *Ctx, victim ipl.IbisIdentifier) {
+	now := time.Now()
 	rt.mu.Lock()
-	if rt.wanBusy {
+	if rt.wan.busy && now.Sub(rt.wan.sent) >= rt.o.stealTimeout {
+		// No answer within the steal timeout: give the request up as refused.
+		for req, w := range rt.waits {
+			if w.async {
+				delete(rt.waits, req)
+			}
+		}
+		rt.wan.refused(now, false)
+	}
+	if !rt.wan.mayAsk(now) {
 		rt.mu.Unlock()
 		return
 	}
-	rt.wanBusy = true
+	rt.wan.asking(now)
 	rt.nextReq++
 	req := rt.nextReq
 	rt.waits[req] = &stealWait{victim: victim.ID, async: true}
@@ -125,10 +140,26 @@ func (rt *Runtime) stealWideArea(c *Ctx, victim ipl.IbisIdentifier) {
 		rt.mu.Lock()
 		if _, ok := rt.waits[req]; ok {
 			delete(rt.waits, req)
-			rt.wanBusy = false
+			rt.wan.refused(time.Now(), false)
 		}
 		rt.mu.Unlock()
 	}
+}
+
+// restWideArea is CRS's wait when the process's site has no other process: until news
+// (the answer to the wide-area request, a result, the end) or until the next wide-area
+// request is due.
+func (rt *Runtime) restWideArea() {
+	rt.mu.Lock()
+	d := rt.wan.wait(time.Now(), rt.o.stealTimeout)
+	rt.mu.Unlock()
+	timer := time.NewTimer(d)
+	select {
+	case <-rt.wake:
+	case <-rt.ended:
+	case <-timer.C:
+	}
+	timer.Stop()
 }
 
 // rest waits, after a round of refusals, until there is news or the backoff has passed.

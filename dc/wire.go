@@ -22,6 +22,9 @@ const (
 	msgDone
 	// msgStats answers msgDone with the sender's statistics.
 	msgStats
+	// msgProbe carries nothing: a process whose registry is lost for good sends it to
+	// find out whether the others still take its messages (see Runtime.probe).
+	msgProbe
 )
 
 // Flags of a steal request.
@@ -115,7 +118,7 @@ func (h *header) write(m writer) error {
 		errs = append(errs, m.WriteInt64(h.stamp), m.WriteString(h.fail))
 	case msgDone:
 		errs = append(errs, m.WriteString(h.fail))
-	case msgStats:
+	case msgStats, msgProbe:
 	}
 	return errors.Join(errs...)
 }
@@ -190,7 +193,7 @@ func readHeader(m reader) (header, error) {
 		if h.fail, err = readFailure(m); err != nil {
 			return h, err
 		}
-	case msgStats:
+	case msgStats, msgProbe:
 	default:
 		return h, fmt.Errorf("%w: message type %d", ErrMalformed, h.typ)
 	}

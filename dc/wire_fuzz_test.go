@@ -101,6 +101,7 @@ func FuzzReadHeader(f *testing.F) {
 		{typ: msgResult, stamp: 9, fail: "boom"},
 		{typ: msgDone},
 		{typ: msgStats},
+		{typ: msgProbe},
 	} {
 		m := &byteMessage{}
 		if err := h.write(m); err != nil {
@@ -136,6 +137,7 @@ func TestHeaderRoundTrip(t *testing.T) {
 		{typ: msgReply, req: 8, peer: id, job: true, kind: "k", stamp: 9},
 		{typ: msgResult, stamp: 9, fail: "boom"},
 		{typ: msgDone, fail: ""},
+		{typ: msgProbe},
 	} {
 		m := &byteMessage{}
 		if err := h.write(m); err != nil {

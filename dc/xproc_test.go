@@ -24,7 +24,7 @@ import (
 
 // The environment of a child process.
 const (
-	envScenario = "DC_TEST_SCENARIO" // what the child runs: fib, kill or join
+	envScenario = "DC_TEST_SCENARIO" // what the child runs: fib, kill, join, rootdie, stall, rootstall or regloss
 	envAlgo     = "DC_TEST_ALGO"
 	envArg      = "DC_TEST_ARG"
 )
@@ -103,23 +103,27 @@ func init() {
 		<-c.Ibis().Done()
 		return 0
 	})
-	// join: the root spawns n jobs that all wait until the late joiner has run one.
+	// join: the root spawns n jobs that all wait until the late joiner and the worker
+	// have each run one, so that the run cannot end without either: a worker that
+	// started slowly would otherwise join a run that had ended, or ask for the root's
+	// election after the root had left with it.
 	joinRoot = dc.Define("test.join", func(c *dc.Ctx, n int) int64 {
 		fmt.Println(lineRunning)
 		return spawnSum(c, await, n)
 	})
 	await = dc.Define("test.await", func(c *dc.Ctx, i int) int64 {
 		reg := c.Ibis().Registry()
-		if c.Site() == "joiner" {
-			if _, err := reg.Elect(context.Background(), "joiner-ran"); err != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		if site := c.Site(); site == "joiner" || site == "worker" {
+			if _, err := reg.Elect(ctx, site+"-ran"); err != nil {
 				panic(err)
 			}
-			return int64(i * i)
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		if _, err := reg.ElectionResult(ctx, "joiner-ran"); err != nil {
-			panic(err)
+		for _, e := range []string{"joiner-ran", "worker-ran"} {
+			if _, err := reg.ElectionResult(ctx, e); err != nil {
+				panic(err)
+			}
 		}
 		return int64(i * i)
 	})
@@ -160,7 +164,7 @@ func child(scenario string) int {
 		fmt.Fprintln(os.Stderr, "dc:", err)
 		return 1
 	}
-	if site := ib.Identifier().Tag; site == "doomed" || site == "joiner" || site == "worker" {
+	if site := ib.Identifier().Tag; site == "doomed" || site == "joiner" || site == "worker" || site == "victim" {
 		// Never the root: wait until the root has been elected.
 		if _, err := ib.Registry().ElectionResult(ctx, "dc-root"); err != nil {
 			fmt.Fprintln(os.Stderr, "waiting for the root:", err)
@@ -185,6 +189,12 @@ func child(scenario string) int {
 		res, err = dc.Run(ctx, rt, joinRoot, arg)
 	case "rootdie":
 		res, err = dc.Run(ctx, rt, block, arg)
+	case "stall":
+		res, err = dc.Run(ctx, rt, stallRoot, arg)
+	case "rootstall":
+		res, err = dc.Run(ctx, rt, rootStall, arg)
+	case "regloss":
+		res, err = dc.Run(ctx, rt, regLoss, arg)
 	default:
 		err = fmt.Errorf("no scenario %q", scenario)
 	}
@@ -221,20 +231,22 @@ type proc struct {
 // pool is a registry for a test's processes.
 type pool struct {
 	t    *testing.T
+	srv  *registry.Server
 	addr string
 	name string
 	impl string
 	algo dc.Algorithm
-	size int // closed-world pool size; 0: open (processes may join late)
+	size int      // closed-world pool size; 0: open (processes may join late)
+	env  []string // more environment for every process
 }
 
-func newPool(t *testing.T, impl string, algo dc.Algorithm) *pool {
-	srv, err := registry.StartEmbedded("127.0.0.1:0")
+func newPool(t *testing.T, impl string, algo dc.Algorithm, opts ...registry.ServerOption) *pool {
+	srv, err := registry.StartEmbedded("127.0.0.1:0", opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = srv.Close() })
-	return &pool{t: t, addr: srv.Addr(), name: strings.NewReplacer("/", "-", "=", "").Replace(t.Name()), impl: impl, algo: algo}
+	return &pool{t: t, srv: srv, addr: srv.Addr(), name: strings.NewReplacer("/", "-", "=", "").Replace(t.Name()), impl: impl, algo: algo}
 }
 
 // start starts a process of the pool running scenario with arg, at site.
@@ -242,7 +254,7 @@ func (p *pool) start(scenario string, arg int, site string) *proc {
 	t := p.t
 	c, err := selfexec.Start(context.Background(), []string{selfexec.NoTests}, selfexec.WithoutEnv("IBIS_", "DC_TEST_"),
 		selfexec.WithStdoutPipe(), selfexec.WithEnv(envScenario+"="+scenario, envAlgo+"="+p.algo.String(), envArg+"="+strconv.Itoa(arg),
-			"IBIS_REGISTRY="+p.addr, "IBIS_POOL="+p.name, "IBIS_IMPL="+p.impl, "IBIS_SITE="+site, "IBIS_HEARTBEAT=200ms", "IBIS_POOL_SIZE="+strconv.Itoa(p.size)))
+			"IBIS_REGISTRY="+p.addr, "IBIS_POOL="+p.name, "IBIS_IMPL="+p.impl, "IBIS_SITE="+site, "IBIS_POOL_SIZE="+strconv.Itoa(p.size)), selfexec.WithEnv(p.env...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -291,12 +303,18 @@ func (pr *proc) waitLine(t *testing.T, want string) {
 // end waits for the process to end and returns how.
 func (pr *proc) end(t *testing.T) error {
 	t.Helper()
+	return pr.endWithin(t, 3*time.Minute)
+}
+
+// endWithin is end with a bound of d.
+func (pr *proc) endWithin(t *testing.T, d time.Duration) error {
+	t.Helper()
 	select {
 	case err := <-pr.done:
 		pr.done <- err // for the cleanup
 		return err
-	case <-time.After(3 * time.Minute):
-		t.Fatalf("process did not end; stderr:\n%s", pr.errText())
+	case <-time.After(d):
+		t.Fatalf("process did not end within %v; stderr:\n%s", d, pr.errText())
 		return nil
 	}
 }
@@ -398,7 +416,8 @@ func TestKilledWorker(t *testing.T) {
 }
 
 // TestLateJoiner starts a process after the run has begun: it steals, and the run cannot
-// end unless it does (the other jobs wait for it).
+// end unless it does (the other jobs wait for it, and for the worker started with the
+// root).
 func TestLateJoiner(t *testing.T) {
 	for _, algo := range []dc.Algorithm{dc.RS, dc.TRS} {
 		t.Run(algo.String(), func(t *testing.T) {

@@ -18,7 +18,10 @@ const (
 	EnvHost      = "IBIS_HOST"      // host/IP to listen on and publish
 	EnvTag       = "IBIS_TAG"       // instance tag
 	EnvHeartbeat = "IBIS_HEARTBEAT" // embedded registry heartbeat interval (Go duration)
-	EnvMaxMsg    = "IBIS_MAX_MESSAGE_SIZE"
+	// EnvDeathTimeout: how long an embedded registry lets a member be silent before it
+	// declares it dead (a Go duration).
+	EnvDeathTimeout = "IBIS_DEATH_TIMEOUT"
+	EnvMaxMsg       = "IBIS_MAX_MESSAGE_SIZE"
 	// EnvMessageTimeout bounds how long a message may wait for its sender's next bytes
 	// (a Go duration; "off" disables it).
 	EnvMessageTimeout = "IBIS_MESSAGE_TIMEOUT"
@@ -75,6 +78,15 @@ func (c *Config) ApplyEnvironment(look func(string) (string, bool)) error {
 				return fmt.Errorf("ipl: %s=%q: want a positive duration such as 500ms", EnvHeartbeat, v)
 			}
 			c.HeartbeatInterval = d
+		}
+	}
+	if c.DeathTimeout == 0 {
+		if v := get(EnvDeathTimeout); v != "" {
+			d, err := time.ParseDuration(v)
+			if err != nil || d <= 0 {
+				return fmt.Errorf("ipl: %s=%q: want a positive duration such as 30s", EnvDeathTimeout, v)
+			}
+			c.DeathTimeout = d
 		}
 	}
 	if c.MaxMessageSize == 0 {

@@ -56,15 +56,22 @@ func TestNewRejectsBadCapabilities(t *testing.T) {
 }
 
 func TestApplyEnvironment(t *testing.T) {
-	env := map[string]string{EnvRegistry: "h:1", EnvPool: "p", EnvPoolSize: "4", EnvImpl: "tcp", EnvHeartbeat: "250ms"}
+	env := map[string]string{EnvRegistry: "h:1", EnvPool: "p", EnvPoolSize: "4", EnvImpl: "tcp", EnvHeartbeat: "250ms",
+		EnvDeathTimeout: "45s"}
 	look := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
 	cfg := &Config{Pool: "from-code"}
 	if err := cfg.ApplyEnvironment(look); err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Registry != "h:1" || cfg.Pool != "from-code" || cfg.PoolSize != 4 || cfg.Implementation != "tcp" || cfg.HeartbeatInterval.String() != "250ms" {
+	if cfg.Registry != "h:1" || cfg.Pool != "from-code" || cfg.PoolSize != 4 || cfg.Implementation != "tcp" || cfg.HeartbeatInterval.String() != "250ms" ||
+		cfg.DeathTimeout.String() != "45s" {
 		t.Errorf("config after environment: %+v", cfg)
 	}
+	env[EnvDeathTimeout] = "-1s"
+	if err := (&Config{}).ApplyEnvironment(look); err == nil || !strings.Contains(err.Error(), EnvDeathTimeout) {
+		t.Errorf("bad death timeout: %v", err)
+	}
+	env[EnvDeathTimeout] = "45s"
 	env[EnvPoolSize] = "four"
 	if err := (&Config{}).ApplyEnvironment(look); err == nil || !strings.Contains(err.Error(), EnvPoolSize) {
 		t.Errorf("bad pool size: %v", err)

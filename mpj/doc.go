@@ -98,7 +98,9 @@
 //
 // Every blocking call takes a context. When a peer's connection breaks (it died, even
 // by SIGKILL, or the network broke), every pending and later operation of the world
-// fails with an error matching ipl.ErrConnectionLost, instead of hanging. When a peer
+// fails with an error matching ipl.ErrConnectionLost, instead of hanging: a
+// *PeerLostError, one short line naming both ranks ("mpj: rank 0 lost peer rank 2 (it
+// died or the connection broke: EOF)"), since every rank prints it. When a peer
 // closes its world cleanly (Close without Finalize, on its error path), its
 // connection ends after its last message, so what still waits for that peer (a
 // receive from its rank, in a program or inside a collective; an Ssend to it) fails

@@ -127,6 +127,29 @@ func runPeerGone(t *testing.T, impl, how, op string) {
 				strings.TrimSpace(pr.output()))
 		}
 	}
+	if how != "kill" {
+		return
+	}
+	// A survivor that saw the connection break says so in one short line naming the ranks
+	// (every rank of a job prints it), as an *mpj.PeerLostError with the cause behind it.
+	want := fmt.Sprintf("lost peer rank %d (it died or the connection broke: ", victimRank)
+	seen := false
+	for rank, pr := range procs {
+		if rank == victimRank {
+			continue
+		}
+		for _, l := range strings.Split(pr.output(), "\n") {
+			if _, msg, ok := strings.Cut(l, "failed after "); ok && strings.Contains(l, want) {
+				seen = true
+				if len(msg) > 160 || !strings.HasSuffix(l, " (a PeerLostError)") {
+					t.Errorf("rank %d: the error is long or lost its cause: %q", rank, l)
+				}
+			}
+		}
+	}
+	if !seen {
+		t.Errorf("no survivor said %q", want)
+	}
 }
 
 // expectLine waits for a line with the given prefix.
@@ -209,6 +232,11 @@ func runScenario(op string) int {
 		fmt.Fprintf(os.Stderr, "rank %d: %s after %v: %v, want an error matching ipl.ErrConnectionLost\n", w.Rank(), op, took, err)
 		return 1
 	}
-	fmt.Printf("rank %d: %s failed after %v: %v\n", w.Rank(), op, took.Round(time.Millisecond), err)
+	var pl *mpj.PeerLostError
+	cause := ""
+	if errors.As(err, &pl) && pl.Rank == w.Rank() && pl.Peer == victimRank && pl.Err != nil {
+		cause = " (a PeerLostError)"
+	}
+	fmt.Printf("rank %d: %s failed after %v: %v%s\n", w.Rank(), op, took.Round(time.Millisecond), err, cause)
 	return 0
 }

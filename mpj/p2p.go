@@ -139,6 +139,9 @@ func (c *Comm) send(ctx context.Context, id uint32, buf any, dest, tag int, sync
 		if sync {
 			c.w.dropSync(h.syncID)
 		}
+		if ctx.Err() != nil { // ended by the caller (Ctrl-C, a timeout): say that, not which port
+			return ctxErr(ctx, fmt.Sprintf("send to rank %d", dest))
+		}
 		return fmt.Errorf("mpj: send to rank %d: %w", dest, err)
 	}
 	if !sync {

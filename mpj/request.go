@@ -61,6 +61,7 @@ func (r *Request) Test() (Status, bool, error) {
 func WaitAll(ctx context.Context, reqs ...*Request) ([]Status, error) {
 	st := make([]Status, len(reqs))
 	var errs []error
+	var failed []int
 	for i, r := range reqs {
 		if r == nil {
 			continue
@@ -70,11 +71,36 @@ func WaitAll(ctx context.Context, reqs ...*Request) ([]Status, error) {
 			if ctx.Err() != nil {
 				return st, err
 			}
-			errs = append(errs, fmt.Errorf("request %d: %w", i, err))
+			errs, failed = append(errs, err), append(failed, i)
 		}
 		st[i] = s
 	}
-	return st, errors.Join(errs...)
+	return st, requestErrors(failed, errs)
+}
+
+// requestErrors joins the errors of the failed requests, each naming its index; when they
+// are all one error (the world failed: a peer was lost), it is given once, naming them all.
+func requestErrors(failed []int, errs []error) error {
+	if len(errs) == 0 {
+		return nil
+	}
+	// The same value: compared only when its type allows (== panics on a struct error
+	// holding a slice).
+	same := reflect.TypeOf(errs[0]).Comparable()
+	for _, err := range errs[1:] {
+		same = same && reflect.TypeOf(err) == reflect.TypeOf(errs[0]) && err == errs[0]
+	}
+	if same {
+		if len(failed) == 1 {
+			return fmt.Errorf("request %d: %w", failed[0], errs[0])
+		}
+		return fmt.Errorf("requests %v: %w", failed, errs[0])
+	}
+	wrapped := make([]error, len(errs))
+	for k, err := range errs {
+		wrapped[k] = fmt.Errorf("request %d: %w", failed[k], err)
+	}
+	return errors.Join(wrapped...)
 }
 
 // WaitAny waits until one of the requests has completed (MPI_Waitany) and returns its
@@ -116,10 +142,14 @@ func WaitAny(ctx context.Context, reqs ...*Request) (int, Status, error) {
 }
 
 // ctxErr wraps the end of ctx so that it matches ipl.ErrTimeout when the deadline
-// passed (as ipl's own calls do) and the context's error in any case.
+// passed (as ipl's own calls do) and the context's error in any case; a cause other than
+// that error (signal.NotifyContext's "interrupt signal received") is named too.
 func ctxErr(ctx context.Context, what string) error {
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return fmt.Errorf("mpj: %s: %w (%w)", what, ipl.ErrTimeout, ctx.Err())
+	}
+	if cause := context.Cause(ctx); cause != nil && cause != ctx.Err() {
+		return fmt.Errorf("mpj: %s: %w (%v)", what, ctx.Err(), cause) // "(interrupt signal received)"
 	}
 	return fmt.Errorf("mpj: %s: %w", what, ctx.Err())
 }

@@ -330,9 +330,9 @@ func (w *World) fail(err error) {
 func (w *World) depart(slot int) {
 	who := fmt.Sprintf("the process %s", w.members[slot])
 	if ranks := w.ranks.Load(); ranks != nil {
-		who = fmt.Sprintf("world rank %d (%s)", (*ranks)[slot], w.members[slot])
+		who = fmt.Sprintf("peer rank %d", (*ranks)[slot])
 	}
-	err := fmt.Errorf("%w: mpj: %s closed its world (Close without Finalize, or it finished)", ipl.ErrConnectionLost, who)
+	err := fmt.Errorf("mpj: %s closed its world (Close without Finalize, or it finished): %w", who, ipl.ErrConnectionLost)
 	w.eng.depart(slot, err)
 	w.syncMu.Lock()
 	for id, sw := range w.syncWait {
@@ -365,5 +365,5 @@ func (h connHandler) LostConnection(_ ipl.ReceivePort, from ipl.SendPortIdentifi
 		}
 		return
 	}
-	h.w.fail(fmt.Errorf("mpj: the connection from %s broke: %w", from.Ibis, err))
+	h.w.fail(h.w.peerLost(from.Ibis, err))
 }

@@ -8,7 +8,9 @@ import (
 	"io"
 	"net"
 	"os"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -24,8 +26,13 @@ import (
 // pool. The server reads nothing else from a connection before the client
 // passed both, and closes one that fails.
 
-// reasonTLS is the reason logged for a failed TLS handshake.
-const reasonTLS = "TLS handshake failed"
+// reasonTLS is the reason logged for a failed TLS handshake; reasonNoHello
+// for a client that sent nothing to a TLS server (a client without TLS
+// waits for the pool check's challenge).
+const (
+	reasonTLS     = "TLS handshake failed"
+	reasonNoHello = "the client sent no TLS hello (does it speak TLS?)"
+)
 
 // errRefused marks a connection that the server refused in the TLS
 // handshake or the pool check, and has already logged.
@@ -42,7 +49,13 @@ func (c *serverConn) authenticate(deadline time.Time) error {
 		return fmt.Errorf("set handshake deadline: %w", err)
 	}
 	if tc, ok := c.conn.(*tls.Conn); ok {
+		if hc, ok := tc.NetConn().(*helloConn); ok {
+			hc.expectHello(deadline, c.s.helloWait())
+		}
 		if err := tc.Handshake(); err != nil {
+			if hc, ok := tc.NetConn().(*helloConn); ok && !hc.got.Load() && errors.Is(err, os.ErrDeadlineExceeded) {
+				return c.refuse("", reasonNoHello, err)
+			}
 			if connectionFailure(err) {
 				return fmt.Errorf("no TLS handshake (the connection failed or timed out): %w", err)
 			}
@@ -61,7 +74,7 @@ func (c *serverConn) authenticate(deadline time.Time) error {
 			return c.refuse(pool, head.explain(c.s.tls != nil), err)
 		}
 		if errors.Is(err, os.ErrDeadlineExceeded) {
-			return fmt.Errorf("no pool check within %v of connecting: %w", c.s.cfg.heartbeat*3/2, err)
+			return fmt.Errorf("no pool check within %v (the death timeout) of connecting: %w", c.s.cfg.deathTimeout, err)
 		}
 		return fmt.Errorf("pool check: %w", err)
 	}
@@ -78,6 +91,9 @@ func (c *serverConn) authenticate(deadline time.Time) error {
 // deadline, so that closing conn does not reset it before the peer has
 // read the alert that says why.
 func lingerClose(conn net.Conn, deadline time.Time) {
+	if hc, ok := conn.(*helloConn); ok {
+		conn = hc.Conn
+	}
 	tc, ok := conn.(*net.TCPConn)
 	if !ok {
 		return
@@ -88,6 +104,41 @@ func lingerClose(conn net.Conn, deadline time.Time) {
 	}
 	_ = tc.SetReadDeadline(deadline)
 	_, _ = io.Copy(io.Discard, io.LimitReader(tc, 64<<10))
+}
+
+// helloConn is the TCP connection under a TLS server connection. A TLS
+// client sends its hello as soon as it has connected, and a client without
+// TLS sends nothing (it waits for the pool check's challenge), so the
+// client's first bytes must come within helloWait; the rest of the
+// handshakes then has the connection's time to join.
+type helloConn struct {
+	net.Conn
+	got    atomic.Bool
+	joinBy time.Time // set by expectHello, before the handshake reads
+}
+
+// expectHello gives the client until hello for its first bytes, and until
+// joinBy for everything else.
+func (h *helloConn) expectHello(joinBy time.Time, wait time.Duration) {
+	h.joinBy = joinBy
+	if hello := time.Now().Add(wait); hello.Before(joinBy) {
+		_ = h.Conn.SetReadDeadline(hello)
+	}
+}
+
+func (h *helloConn) Read(p []byte) (int, error) {
+	n, err := h.Conn.Read(p)
+	if n > 0 && h.got.CompareAndSwap(false, true) && !h.joinBy.IsZero() {
+		_ = h.Conn.SetReadDeadline(h.joinBy)
+	}
+	return n, err
+}
+
+// helloWait is how long a TLS server waits for a client's first bytes:
+// one and a half heartbeat intervals, at least a second, at most the death
+// timeout.
+func (s *Server) helloWait() time.Duration {
+	return min(max(s.cfg.heartbeat*3/2, time.Second), s.cfg.deathTimeout)
 }
 
 // headRecorder keeps the first bytes a client sent, to say what it is
@@ -135,7 +186,7 @@ func (c *serverConn) refuse(pool, reason string, detail error) error {
 			fields = append(fields, zap.Int("notLogged", dropped))
 		}
 		msg := "refused a connection: pool check failed"
-		if reason == reasonTLS {
+		if reason == reasonTLS || reason == reasonNoHello {
 			msg = "refused a connection: TLS handshake failed"
 		}
 		c.log.Warn(msg, fields...)
@@ -274,6 +325,11 @@ func (c *Client) handshake(ctx context.Context, raw net.Conn, pool string) (net.
 	if err == nil {
 		err = poolauth.Dial(conn, pool, c.cfg.secret)
 		switch {
+		case errors.Is(err, ErrUnauthenticated) && strings.Contains(err.Error(), busyReason):
+			// Not a failed check: the server is at a limit of connections
+			// that have not joined yet (server_unjoined.go).
+			_, why, _ := strings.Cut(err.Error(), busyReason)
+			err = fmt.Errorf("%w: %w: the registry at %s refused the connection: %s", ErrTooManyRequests, errBusy, c.addr, why)
 		case err == nil, errors.Is(err, ErrUnauthenticated):
 		case errors.Is(err, poolauth.ErrProtocol):
 			err = fmt.Errorf("%w: the registry does not speak this client's protocol version %d, which begins with the pool check "+
@@ -287,7 +343,7 @@ func (c *Client) handshake(ctx context.Context, raw net.Conn, pool string) (net.
 			err = fmt.Errorf("%w: %w", ErrRegistryLost, err)
 		}
 	}
-	if !stop() && (err == nil || !errors.Is(err, ErrUnauthenticated) && !errors.Is(err, ErrVersion)) {
+	if !stop() && (err == nil || !errors.Is(err, ErrUnauthenticated) && !errors.Is(err, ErrVersion) && !errors.Is(err, errBusy)) {
 		if err == nil {
 			return nil, fmt.Errorf("%w: %w", ErrRegistryLost, ctx.Err())
 		}

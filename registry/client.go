@@ -104,13 +104,15 @@ type memory struct {
 }
 
 // Join connects to the registry server at addr and joins the named pool.
-// While the server is not reachable yet, Join keeps dialling (with backoff)
-// until ctx ends or the WithDialTimeout limit passes, so processes started
-// together with their registry work; giving up, it returns an error
-// wrapping ErrRegistryLost and the context's error. While the pool is being
-// rebuilt after a restart of the server (or the server has just started and
-// waits for the pools of its previous run, see WithRecoveryWindow), Join
-// waits too, until ctx ends. When Join returns, Members() already holds
+// While nothing listens at addr yet, Join keeps dialling (with backoff)
+// until ctx ends or the WithDialTimeout limit (DefaultDialTimeout, 5s)
+// passes, so processes started together with their registry work, and a
+// wrong address fails within seconds; giving up, it returns an error
+// wrapping ErrRegistryLost and the context's error, naming the address and
+// the last dial error. A host name that does not resolve fails at once.
+// While the pool is being rebuilt after a restart of the server (or the
+// server has just started and waits for the pools of its previous run, see
+// WithRecoveryWindow), Join waits too, until ctx ends. When Join returns, Members() already holds
 // every member present, this one included; the Joined events of the earlier
 // members and this member's own Joined event are the first events
 // delivered. Other events from before the join (elections, signals) are
@@ -234,11 +236,12 @@ func isRecovering(err error) bool {
 // the first join it sets the member's identity; on a rejoin the server
 // must give back the identity asked for.
 func (c *Client) acceptJoin(s *session, rep *message, first bool) error {
-	hb := time.Duration(rep.Heartbeat)
+	hb, death := time.Duration(rep.Heartbeat), time.Duration(rep.Death)
 	if rep.Member == nil || hb < minHeartbeatInterval || hb > maxHeartbeatInterval ||
+		death < 0 || death > maxHeartbeatInterval ||
 		rep.MaxFrame <= 0 || rep.PoolSize < 0 || rep.PoolSize > maxPoolSize {
-		return fmt.Errorf("%w: invalid join reply (member %v, heartbeat %v, max frame %d, pool size %d)",
-			ErrProtocol, rep.Member, hb, rep.MaxFrame, rep.PoolSize)
+		return fmt.Errorf("%w: invalid join reply (member %v, heartbeat %v, death timeout %v, max frame %d, pool size %d)",
+			ErrProtocol, rep.Member, hb, death, rep.MaxFrame, rep.PoolSize)
 	}
 	c.mu.Lock()
 	if first {
@@ -261,16 +264,30 @@ func (c *Client) acceptJoin(s *session, rep *message, first bool) error {
 	c.mu.Unlock()
 	c.heartbeat.Store(int64(hb))
 	c.maxFrame.Store(min(rep.MaxFrame, math.MaxInt32))
-	s.beginBeats(hb)
+	s.beginBeats(hb, serverLostAfter(hb, death))
 	return nil
+}
+
+// serverLostAfter is how long a client keeps a silent server (hb and death
+// as it announced them): twice the server's death timeout, so that a stall
+// of the server that its members survive (it does not blame them for its
+// own stalls, see Failure detection) is not turned by a member into a broken
+// connection, which would be a death; three heartbeat intervals for a
+// server too old to announce a death timeout.
+func serverLostAfter(hb, death time.Duration) time.Duration {
+	if death <= 0 {
+		return 3 * hb
+	}
+	return 2 * death
 }
 
 // dialWarnAfter is how long dial retries quietly before it warns that the registry is
 // not there.
 const dialWarnAfter = 2 * time.Second
 
-// dial connects to addr, retrying with backoff while the server is not
-// there, until ctx (or the dial timeout) ends.
+// dial connects to addr, retrying with backoff while nothing listens there
+// (the server may be starting), until ctx or the dial timeout ends; a host
+// name that does not resolve fails at once.
 func dial(ctx context.Context, addr string, cfg clientConfig) (net.Conn, error) {
 	if cfg.dialTimeout > 0 {
 		var cancel context.CancelFunc
@@ -280,6 +297,10 @@ func dial(ctx context.Context, addr string, cfg clientConfig) (net.Conn, error) 
 	var d net.Dialer
 	backoff := 10 * time.Millisecond
 	start, warned := time.Now(), false
+	gaveUp := func(attempt int, err error) error {
+		return fmt.Errorf("%w: no registry reachable at %s: gave up after %d attempts in %v: %w (last error: %v)",
+			ErrRegistryLost, addr, attempt, time.Since(start).Round(time.Millisecond), ctx.Err(), err)
+	}
 	for attempt := 1; ; attempt++ {
 		conn, err := d.DialContext(ctx, "tcp", addr)
 		if err == nil {
@@ -289,14 +310,18 @@ func dial(ctx context.Context, addr string, cfg clientConfig) (net.Conn, error) 
 			return conn, nil
 		}
 		if ctx.Err() != nil {
-			return nil, fmt.Errorf("%w: dial: gave up after %d attempts: %w (last error: %v)", ErrRegistryLost, attempt, ctx.Err(), err)
+			return nil, gaveUp(attempt, err)
 		}
 		var addrErr *net.AddrError
 		if errors.As(err, &addrErr) {
 			return nil, fmt.Errorf("dial: %w", err)
 		}
+		var dnsErr *net.DNSError
+		if errors.As(err, &dnsErr) && dnsErr.IsNotFound {
+			return nil, fmt.Errorf("%w: the registry address %s does not resolve: %w", ErrRegistryLost, addr, err)
+		}
 		if !warned && time.Since(start) >= dialWarnAfter {
-			// Say it once, so that a wrong address is not minutes of silence.
+			// Say it once, so that a wrong address is not seconds of silence.
 			warned = true
 			deadline, _ := ctx.Deadline()
 			cfg.logger.Warn("registry not reachable; still trying", zap.String("addr", addr),
@@ -309,7 +334,7 @@ func dial(ctx context.Context, addr string, cfg clientConfig) (net.Conn, error) 
 		case <-t.C:
 		case <-ctx.Done():
 			t.Stop()
-			return nil, fmt.Errorf("%w: dial: gave up after %d attempts: %w (last error: %v)", ErrRegistryLost, attempt, ctx.Err(), err)
+			return nil, gaveUp(attempt, err)
 		}
 		backoff = min(2*backoff, time.Second)
 	}
@@ -406,7 +431,9 @@ func (c *Client) Leave(ctx context.Context) error {
 // confirm, or for a Leave or Close already under way) and releases
 // everything, reconnection attempts included; it is idempotent, safe to
 // call concurrently, and returns nil when the client had already ended or
-// the registry is lost.
+// the registry is lost, and when the server did not confirm in time (it
+// may be stopped: the others then hear Died rather than Left, which is
+// logged, but the member's work is done and Close is no failure).
 func (c *Client) Close() error {
 	select {
 	case <-c.done:
@@ -418,7 +445,12 @@ func (c *Client) Close() error {
 	defer cancel()
 	err := c.Leave(ctx)
 	c.shutdown(ErrClosed)
-	if err != nil && !errors.Is(err, ErrClosed) && !errors.Is(err, ErrRegistryLost) {
+	switch {
+	case err == nil, errors.Is(err, ErrClosed), errors.Is(err, ErrRegistryLost):
+	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil:
+		c.log.Warn("the registry did not confirm the leave in time; the others may hear that this member died",
+			zap.String("addr", c.addr), zap.Duration("waited", closeLeaveTimeout))
+	default:
 		return err
 	}
 	return nil
@@ -433,7 +465,8 @@ func (c *Client) Done() <-chan struct{} { return c.done }
 // Err says why the client ended: nil while it runs (also while it tries
 // to rejoin a lost registry), ErrClosed after Leave or Close, or an error
 // wrapping ErrRegistryLost (and the cause) when the registry was lost for
-// good.
+// good, which also matches ErrDeclaredDead when the registry declared this
+// member dead.
 func (c *Client) Err() error {
 	select {
 	case <-c.done:

@@ -33,8 +33,12 @@ type session struct {
 	out         chan []byte         // frames for the writer
 	cancels     *fifo.Queue[[]byte] // cancel frames for the writer; never blocks
 	startBeats  chan time.Duration  // tells the writer the heartbeat period
-	readTimeout atomic.Int64        // reader's deadline in ns; 0 until joined
-	pending     map[uint64]chan *message
+	readTimeout atomic.Int64        // how long the server may be silent, ns; 0 until joined
+	beat        atomic.Int64        // the heartbeat interval, ns; 0 until joined
+	// clock measures the server's silence without this process's own
+	// stalls (the writer's heartbeat ticks feed it).
+	clock   stallClock
+	pending map[uint64]chan *message
 	// resumeID is the id of this session's resume request: the reply to it
 	// makes the session the client's own again (see Client.restored).
 	resumeID atomic.Uint64
@@ -58,6 +62,7 @@ func (c *Client) newSession(conn net.Conn) *session {
 		cancels:    fifo.New[[]byte](),
 		startBeats: make(chan time.Duration, 1),
 		pending:    make(map[uint64]chan *message),
+		clock:      newStallClock(),
 		done:       make(chan struct{}),
 	}
 }
@@ -76,9 +81,9 @@ func (s *session) start() {
 
 // beginBeats switches the session to the heartbeat interval hb the server
 // announced: heartbeats every hb/2, and the server taken for lost after
-// three intervals of silence (it pings every hb/2).
-func (s *session) beginBeats(hb time.Duration) {
-	lost := 3 * hb
+// lost of silence (serverLostAfter; it pings every hb/2).
+func (s *session) beginBeats(hb, lost time.Duration) {
+	s.beat.Store(int64(hb))
 	s.readTimeout.Store(int64(lost))
 	_ = s.conn.SetReadDeadline(time.Now().Add(lost))
 	select {
@@ -110,8 +115,13 @@ func (s *session) readFrames() error {
 	c := s.c
 	br := bufio.NewReaderSize(s.conn, 4096)
 	var buf []byte
+	heard := s.clock.mark()
 	for {
+		if err := s.awaitFrame(br, heard); err != nil {
+			return err
+		}
 		if t := time.Duration(s.readTimeout.Load()); t > 0 {
+			// A frame has begun: the rest of it must come in time too.
 			if err := s.conn.SetReadDeadline(time.Now().Add(t)); err != nil {
 				return fmt.Errorf("set read deadline: %w", err)
 			}
@@ -121,13 +131,11 @@ func (s *session) readFrames() error {
 		case errors.Is(err, io.EOF):
 			return fmt.Errorf("server closed the connection: %w", err)
 		case errors.Is(err, os.ErrDeadlineExceeded):
-			if t := time.Duration(s.readTimeout.Load()); t > 0 {
-				return fmt.Errorf("nothing heard from the server for %v: %w", t, err)
-			}
-			return fmt.Errorf("no join reply from the server within %v: %w", c.cfg.joinTimeout, err)
+			return fmt.Errorf("a frame from the server began but did not end in time: %w", err)
 		case err != nil:
 			return err
 		}
+		heard = s.clock.mark()
 		buf = body
 		m, err := decodeMessage(body)
 		if err != nil {
@@ -140,10 +148,57 @@ func (s *session) readFrames() error {
 			if m.Event == nil {
 				return fmt.Errorf("%w: event message without an event", ErrProtocol)
 			}
-			c.applyEvent(*m.Event)
+			if c.applyEvent(*m.Event) {
+				return fmt.Errorf("%w: the registry heard nothing from this process for its death timeout "+
+					"(it was stopped, starved of CPU or cut off that long) and told the pool it died", ErrDeclaredDead)
+			}
 		case kindPing:
 		default:
 			return fmt.Errorf("%w: server sent a %s message, which only clients send", ErrProtocol, m.Kind)
+		}
+	}
+}
+
+// awaitFrame waits until the next frame from the server begins to arrive.
+// Before the join reply the fixed deadline set by start holds. Once joined,
+// the server may be silent for the read timeout since it was last heard
+// (heard), not counting time in which this process did not run (the
+// session's stallClock); when that has passed, the deadline is not trusted
+// at once: the reader takes whatever arrived meanwhile, waiting one
+// heartbeat interval more for it (a running server pings every half
+// interval). Only then is the server taken for lost.
+func (s *session) awaitFrame(br *bufio.Reader, heard heardMark) error {
+	drained := false
+	for {
+		lost := time.Duration(s.readTimeout.Load())
+		if lost > 0 {
+			wait := lost - s.clock.since(heard)
+			if drained {
+				wait = time.Duration(s.beat.Load())
+			}
+			if err := s.conn.SetReadDeadline(time.Now().Add(wait)); err != nil {
+				return fmt.Errorf("set read deadline: %w", err)
+			}
+		}
+		_, err := br.Peek(1)
+		switch {
+		case err == nil:
+			return nil
+		case errors.Is(err, io.EOF):
+			return fmt.Errorf("server closed the connection: %w", err)
+		case !errors.Is(err, os.ErrDeadlineExceeded):
+			return err
+		case lost == 0:
+			return fmt.Errorf("no join reply from the server within %v: %w", s.c.cfg.joinTimeout, err)
+		}
+		silent := s.clock.since(heard)
+		switch {
+		case silent < lost:
+			drained = false // this process did not run for part of the time: wait on
+		case drained:
+			return fmt.Errorf("nothing heard from the server for %v: %w", silent.Round(time.Millisecond), err)
+		default:
+			drained = true
 		}
 	}
 }
@@ -174,9 +229,16 @@ func (c *Client) deliver(s *session, m *message) {
 // repeat what the member already knows (a Joined of a member it lists, a
 // Left or Died of one it does not, a second PoolClosed or Terminated) are
 // not delivered: a server sends them only when it replays a pool's events
-// to a member that rejoins it after a restart.
-func (c *Client) applyEvent(ev Event) {
+// to a member that rejoins it after a restart. The Died event of this very
+// member, which the server sends it before it closes the connection of a
+// member it declared dead, is not delivered either: applyEvent reports it,
+// and the client ends with ErrDeclaredDead.
+func (c *Client) applyEvent(ev Event) (declaredDead bool) {
 	c.mu.Lock()
+	if ev.Type == Died && c.id.ID != "" && ev.Member.ID == c.id.ID {
+		c.mu.Unlock()
+		return true
+	}
 	deliver := true
 	c.mem.lastSeq = max(c.mem.lastSeq, ev.Seq)
 	c.mem.maxNumber = max(c.mem.maxNumber, ev.Member.Number())
@@ -219,10 +281,16 @@ func (c *Client) applyEvent(ev Event) {
 	if deliver {
 		c.queue.Push(ev)
 	}
+	return false
 }
 
 // writeLoop writes request frames and, once joined, a heartbeat every half
-// heartbeat interval.
+// heartbeat interval. It is the session's own goroutine and never runs
+// program code (events go to the dispatcher, replies to buffered
+// channels), so a busy program cannot hold its heartbeats back beyond the
+// Go scheduler's preemption; a tick that comes more than a period late
+// means the whole process did not run, which it notes in the session's
+// stallClock for the reader.
 func (s *session) writeLoop() {
 	defer s.c.wg.Done()
 	bw := bufio.NewWriterSize(s.conn, 8<<10)
@@ -238,19 +306,29 @@ func (s *session) writeLoop() {
 		}
 	}()
 	var tick <-chan time.Time
+	var period, lastTick time.Duration
 	writeTimeout := writeTimeoutBeforeJoin
 	for {
 		var frame []byte
 		select {
 		case frame = <-s.out:
 		case <-s.cancels.Wake():
-		case period := <-s.startBeats:
+		case p := <-s.startBeats:
+			period = p
 			ticker = time.NewTicker(period)
 			tick = ticker.C
-			writeTimeout = 8 * period
+			// A server that does not read (it may be stopped) is given as
+			// long as a silent one (readTimeout).
+			writeTimeout = max(8*period, time.Duration(s.readTimeout.Load()))
+			lastTick = s.clock.now()
 			continue
 		case <-tick:
 			frame = beat
+			// A late tick means this process did not run for a while:
+			// the reader must not blame the server for that time.
+			now := s.clock.now()
+			s.clock.tick(now-lastTick, period)
+			lastTick = now
 		case <-s.done:
 			return
 		}

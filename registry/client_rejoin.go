@@ -40,8 +40,11 @@ func (c *Client) supervise(s *session) {
 		restartable := c.mem.restartable
 		c.mu.Unlock()
 		switch {
+		case errors.Is(cause, ErrDeclaredDead):
+			c.giveUp(cause)
+			return
 		case !restartable:
-			c.giveUp(fmt.Errorf("%w; the registry server will not come back (it ran inside a process, which ended)", cause))
+			c.giveUp(c.embeddedLost(cause))
 			return
 		case c.cfg.reconnectTimeout < 0:
 			c.giveUp(fmt.Errorf("%w; reconnecting is turned off", cause))
@@ -59,6 +62,33 @@ func (c *Client) supervise(s *session) {
 		s = next
 	}
 }
+
+// embeddedLost says why a client that lost an embedded server (which cannot
+// be restarted, so the client does not rejoin it) gives up. One probe (the
+// handshakes of a new connection, which a running server answers at once)
+// tells whether that server still runs, in which case it has declared this
+// member dead: the connection broke, and a broken connection is a death.
+func (c *Client) embeddedLost(cause error) error {
+	ctx, cancel := context.WithTimeout(c.life, embeddedProbeTimeout)
+	defer cancel()
+	var d net.Dialer
+	raw, err := d.DialContext(ctx, "tcp", c.addr)
+	if err == nil {
+		var conn net.Conn
+		if conn, err = c.secure(ctx, raw, c.id.Pool); err == nil {
+			_ = closeConn(conn)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("%w; the registry server will not come back: it ran embedded in another process of the pool, "+
+			"which seems to have ended (%v)", cause, err)
+	}
+	return fmt.Errorf("%w: %w; the registry server still runs, embedded in another process of the pool, and declared "+
+		"this member dead when its connection broke (an embedded server cannot be rejoined)", ErrDeclaredDead, cause)
+}
+
+// embeddedProbeTimeout bounds the probe of embeddedLost.
+const embeddedProbeTimeout = 2 * time.Second
 
 // markLost records that the registry is lost (calls fail with cause until
 // it is back) and tells the program.
@@ -80,12 +110,19 @@ func (c *Client) giveUp(err error) {
 	if !errors.Is(err, ErrRegistryLost) {
 		err = fmt.Errorf("%w: %w", ErrRegistryLost, err)
 	}
+	if errors.Is(err, ErrDeclaredDead) {
+		c.log.Error("this member was declared dead by the registry; it ends", zap.String("addr", c.addr), zap.Error(err))
+	}
 	c.mu.Lock()
 	c.sess = nil
 	c.lost = err
 	c.mu.Unlock()
 	c.log.Warn("registry lost for good", zap.String("addr", c.addr), zap.Error(err))
-	c.queue.Push(Event{Type: RegistryLost, Member: c.id, Name: LostForGood + err.Error()})
+	prefix := LostForGood
+	if errors.Is(err, ErrDeclaredDead) {
+		prefix = LostDeclaredDead
+	}
+	c.queue.Push(Event{Type: RegistryLost, Member: c.id, Name: prefix + err.Error()})
 	c.finish(err)
 	c.queue.Close()
 }
@@ -113,6 +150,12 @@ func (c *Client) reconnect(cause error) (*session, error) {
 			return nil, ErrClosed
 		}
 		if ctx.Err() == nil {
+			if errors.Is(err, ErrNotMember) {
+				// The server ran all along and declared this member dead when
+				// its connection broke, or rebuilt the pool without it.
+				return nil, fmt.Errorf("%w: %w: the registry refused it back, having declared it dead "+
+					"(its connection broke, or the pool was rebuilt without it): %w", ErrRegistryLost, ErrDeclaredDead, err)
+			}
 			if !transient(err) {
 				return nil, fmt.Errorf("%w: the registry refused this member back: %w", ErrRegistryLost, err)
 			}
@@ -131,11 +174,12 @@ func (c *Client) reconnect(cause error) (*session, error) {
 }
 
 // transient tells whether a failed rejoin is worth trying again: the
-// server was not there, the connection broke, or the server is shutting
-// down. A refusal (not a member any more, another pool size, a protocol
-// the server does not speak, an invalid reply) is final.
+// server was not there, the connection broke, the server is shutting
+// down, or it has too many connections that have not joined yet. A
+// refusal (not a member any more, another pool size, a protocol the server
+// does not speak, an invalid reply) is final.
 func transient(err error) bool {
-	return errors.Is(err, ErrRegistryLost) || errors.Is(err, ErrClosed)
+	return errors.Is(err, ErrRegistryLost) || errors.Is(err, ErrClosed) || errors.Is(err, errBusy)
 }
 
 // rejoin makes one attempt to rejoin: dial, join again with this member's

@@ -20,15 +20,50 @@
 //
 // # Failure detection
 //
-// The server announces its heartbeat interval I in the join reply. The
-// client sends a heartbeat frame every I/2; the server declares a member
-// Died when its connection breaks without a leave, or when nothing arrived
-// from it for 1.5*I, so every other member hears of a crashed (even
-// SIGKILLed, or silently partitioned) member within 2*I. The server sends a
-// ping every I/2 too; a client that hears nothing for 3*I, or whose
-// connection breaks, has lost the registry: its calls fail with
-// ErrRegistryLost, and it either gives up or tries to rejoin (see Registry
-// restarts).
+// A member whose connection breaks without a leave (its process ended,
+// even by SIGKILL; its host reset the connection) is declared Died at
+// once. A member that stops answering is declared Died only when nothing
+// arrived from it for the death timeout D (WithDeathTimeout, default 30s):
+// long enough that a process on a loaded node (scheduling stalls of
+// seconds, swapping, a short SIGSTOP or virtual-machine pause) stays a
+// member, short enough that a silently partitioned or hung one is buried
+// within a minute. A plain timeout was chosen over an accrual detector: it
+// is one number to explain and to set (ibis-registry -death-timeout,
+// IBIS_DEATH_TIMEOUT for an embedded server).
+//
+// The server announces its heartbeat interval I (WithHeartbeatInterval,
+// default 2s) and D in the join reply. The client sends a heartbeat every
+// I/2 from its connection's writer goroutine, which runs no program code;
+// the server pings every I/2 from its own. Silence is judged with care on
+// both sides, so that neither blames the other for its own stall:
+//
+//   - When a member's D has passed, the server does not trust the expired
+//     deadline: it first reads whatever arrived meanwhile (a server that
+//     was itself stopped finds the heartbeats queued in the socket), and
+//     waits one more interval I for a frame (a member that runs sends one
+//     every I/2).
+//   - A goroutine of the server that only ticks (every I/2) notices when
+//     the server itself did not run (SIGSTOP, a paused virtual machine,
+//     starvation): a tick later than a whole period counts, by what it was
+//     late, as a stall, and stalls are left out of every member's silence,
+//     so the server's own pause is never a member's death.
+//   - A client keeps a silent server for 2*D (3*I for a server too old to
+//     announce D), after the same drain, leaving out its own stalls (as
+//     its heartbeat ticks show them). Twice as long, because a client that gave the server up
+//     would close its connection, which the server takes for a death.
+//
+// A member declared dead for its silence may only have been stopped. The
+// server sends it its own Died event before it closes the connection; the
+// member reads it when it runs again and ends: Err matches ErrDeclaredDead
+// and the last RegistryLost event's Name begins with LostDeclaredDead (the
+// others have heard Died and cut it off, so it cannot go on; an Ibis
+// instance closes itself). It ends the same way when a server that ran
+// all along refuses it back after its connection broke, and when the
+// embedded server it lost still answers.
+//
+// A client that hears nothing for its limit, or whose connection breaks,
+// has lost the registry: its calls fail with ErrRegistryLost, and it
+// either gives up or tries to rejoin (see Registry restarts).
 //
 // A member that leaves or dies loses the elections it won (a later Elect can
 // win anew), its bound names, and its waiting requests. A pool whose last
@@ -36,7 +71,10 @@
 //
 // Join waits at most 3*DefaultHeartbeatInterval for the join reply once it
 // has connected (the server answers at once); a server silent that long
-// makes Join fail with ErrRegistryLost. Two Close calls (or Leave and Close)
+// makes Join fail with ErrRegistryLost. Nothing listening at the address is
+// retried for WithDialTimeout (DefaultDialTimeout, 5s), so that a program
+// started together with its registry finds it and a wrong address fails
+// within seconds; a host name that does not resolve fails at once. Two Close calls (or Leave and Close)
 // at once are safe: the later one waits, as briefly as Close does, for the
 // leave under way, so the others see Left rather than Died.
 //
@@ -109,9 +147,15 @@
 // requests are answered or cancelled, names unbound, and members gone.
 // Besides, the bytes queued for a client that does not read are capped
 // (WithMaxQueuedBytes, 64 MiB: the client is disconnected), and so are the
-// connections that have not joined yet (WithMaxUnjoinedConnections, 1024:
-// further ones are closed at once). A connection must join within 1.5*I of
-// being accepted; its TLS handshake and pool check count within that time.
+// connections that have not joined yet: WithMaxUnjoinedConnections (1024)
+// in all, and WithMaxUnjoinedPerSource (a quarter of that) from one source
+// address, so that idle connections from one machine cannot keep another
+// out. A connection beyond either is refused in the pool check with a
+// reason naming the limit (Join fails with ErrTooManyRequests), by at most
+// 64 goroutines at once for at most a second each; beyond those it is
+// closed at once. A connection must join within D of being accepted; its
+// TLS handshake and pool check count within that time, and a TLS server
+// wants the client's hello to begin within 1.5*I (at least a second).
 //
 // One source address (the client's IP address; loopback gets no exemption)
 // is limited too, so that one machine cannot fill the server with pools or
@@ -208,6 +252,8 @@
 //	e    event   the event of an event message
 //	x    int     sequence number (sequence reply)
 //	h    int     heartbeat interval in nanoseconds (join reply)
+//	dt   int     death timeout in nanoseconds (join reply; absent from
+//	             servers that predate it, whose clients use 3*h)
 //	f    int     the server's maximum frame size (join reply)
 //	c    uint    error code of an error reply (below)
 //	err  str     what went wrong (error reply)
@@ -272,7 +318,9 @@
 // Server to client:
 //
 //	64 reply   i, and the fields above; or c and err for an error.
-//	65 event   e. Events of a pool are sent in their total order.
+//	65 event   e. Events of a pool are sent in their total order. A
+//	           member declared dead for its silence gets its own Died
+//	           event last; then the server closes the connection.
 //	66 ping    No content; sent every I/2 so the client can tell a live
 //	           server from a dead one.
 //

@@ -23,6 +23,15 @@ var (
 	// has ended and Err returns it.
 	ErrRegistryLost = errors.New("registry: connection to the registry lost")
 
+	// ErrDeclaredDead means the registry declared this member dead: it
+	// heard nothing from it for its death timeout (the process was stopped,
+	// starved or cut off that long), or its connection broke. The others
+	// have heard Died and cut their connections to it, so the member
+	// cannot go on: the client ends (Err, and the last RegistryLost event,
+	// say so) and the process must rejoin as a new member, if at all. It
+	// comes wrapped together with ErrRegistryLost.
+	ErrDeclaredDead = errors.New("registry: this member was declared dead")
+
 	// ErrClosed means the client has left the pool (Leave or Close) and can
 	// no longer be used, or that a server has been closed.
 	ErrClosed = errors.New("registry: closed")
@@ -82,6 +91,11 @@ var (
 	// ipl.ErrUnauthenticated; a client does not retry it.
 	ErrUnauthenticated = poolauth.ErrUnauthenticated
 )
+
+// errBusy marks a connection that the server refused because too many
+// connections (from its address, or in all) have not joined yet: an
+// ErrTooManyRequests that a rejoin tries again.
+var errBusy = errors.New("too many connections that have not joined")
 
 // remoteError is an error reported by the server in a reply: it carries the
 // server's explanation and unwraps to the matching sentinel.

@@ -12,7 +12,8 @@ const (
 	Joined EventType = iota + 1
 	// Left: Member left the pool cleanly (Leave or Close).
 	Left
-	// Died: Member's connection broke or its heartbeats stopped.
+	// Died: Member's connection broke, or nothing came from it for the
+	// server's death timeout.
 	Died
 	// Signal: Member sent the signal text Name to this member.
 	Signal
@@ -31,7 +32,8 @@ const (
 	// (with back-off, until Close or the reconnect limit), or with
 	// LostForGood when the client has given up and ended (the server
 	// cannot be restarted, the limit passed, or the restarted server no
-	// longer counts this member in its pool). Until RegistryRestored every
+	// longer counts this member in its pool); with LostDeclaredDead when
+	// the registry declared this member dead. Until RegistryRestored every
 	// call that needs the server fails with ErrRegistryLost; Members keeps
 	// the last membership known.
 	RegistryLost
@@ -52,6 +54,10 @@ const (
 	// LostForGood starts the Name of a RegistryLost event after which the
 	// client has ended: registry calls fail with ErrRegistryLost for good.
 	LostForGood = "for good: "
+	// LostDeclaredDead starts the Name of the last RegistryLost event when
+	// the client ended because the registry declared this member dead (Err
+	// then matches ErrDeclaredDead); it begins with LostForGood.
+	LostDeclaredDead = LostForGood + "declared dead: "
 )
 
 var eventTypeNames = [...]string{

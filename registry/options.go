@@ -36,7 +36,7 @@ const DefaultReconnectTimeout = 10 * time.Minute
 
 func defaultClientConfig() clientConfig {
 	return clientConfig{logger: zap.NewNop(), version: ProtocolVersion, joinTimeout: joinReplyTimeout,
-		reconnectTimeout: DefaultReconnectTimeout}
+		reconnectTimeout: DefaultReconnectTimeout, dialTimeout: DefaultDialTimeout}
 }
 
 // WithPoolSize makes the pool a closed world of n members: it closes (a
@@ -80,11 +80,19 @@ func WithEventHandler(h func(Event)) Option {
 	return func(c *clientConfig) { c.handler = h }
 }
 
+// DefaultDialTimeout is how long Join keeps trying to reach a server that
+// is not there (yet), unless WithDialTimeout says otherwise: enough for a
+// registry started together with the program, short enough that a wrong
+// address is reported within seconds.
+const DefaultDialTimeout = 5 * time.Second
+
 // WithDialTimeout limits how long Join keeps trying to reach the server,
-// all attempts together (the server may still be starting). Zero, the
-// default, means until the context of Join ends.
+// all attempts together (the server may still be starting): default
+// DefaultDialTimeout; zero or negative means until the context of Join
+// ends. It bounds the first join only: rejoining a lost server has its own
+// limit (WithReconnectTimeout).
 func WithDialTimeout(d time.Duration) Option {
-	return func(c *clientConfig) { c.dialTimeout = d }
+	return func(c *clientConfig) { c.dialTimeout = max(d, 0) }
 }
 
 // WithReconnectTimeout bounds how long the client tries to rejoin its pool

@@ -40,13 +40,21 @@ type Server struct {
 	pools   map[string]*pool
 	members int
 	waiting int
-	// unjoined counts the connections that have not joined (yet);
-	// unjoinedFull remembers that the limit was hit, to log it once.
+	// unjoined counts the connections that have not joined (yet), and
+	// unjoinedBy the same per source address; unjoinedFull remembers that
+	// a limit was hit, to log it once; refusing counts the goroutines
+	// telling clients beyond a limit why they are refused.
 	unjoined     int
+	unjoinedBy   map[string]int
 	unjoinedFull bool
+	refusing     int
 	// sources counts, per source address, the members and the pools they
 	// are in (WithMaxMembersPerSource, WithMaxPoolsPerSource).
 	sources map[string]*sourceUse
+
+	// clock measures members' silences without the server's own stalls
+	// (watchClock feeds it).
+	clock stallClock
 
 	// tls is the effective TLS configuration (nil: plain TCP).
 	tls *tls.Config
@@ -72,15 +80,18 @@ func NewServer(opts ...ServerOption) *Server {
 	for _, o := range opts {
 		o(&cfg)
 	}
+	cfg.effective()
 	return &Server{
-		cfg:     cfg,
-		log:     cfg.logger.Named("registry-server"),
-		quit:    make(chan struct{}),
-		epoch:   rand.Uint64() | 1,
-		conns:   make(map[*serverConn]struct{}),
-		pools:   make(map[string]*pool),
-		sources: make(map[string]*sourceUse),
-		tls:     serverTLS(cfg.tls),
+		cfg:        cfg,
+		log:        cfg.logger.Named("registry-server"),
+		quit:       make(chan struct{}),
+		epoch:      rand.Uint64() | 1,
+		conns:      make(map[*serverConn]struct{}),
+		pools:      make(map[string]*pool),
+		sources:    make(map[string]*sourceUse),
+		unjoinedBy: make(map[string]int),
+		clock:      newStallClock(),
+		tls:        serverTLS(cfg.tls),
 	}
 }
 
@@ -140,7 +151,8 @@ func (s *Server) register(ln net.Listener) error {
 	}
 	s.ln = ln
 	s.started = time.Now()
-	s.wg.Add(1)
+	s.wg.Add(2)
+	go s.watchClock()
 	return nil
 }
 
@@ -219,6 +231,7 @@ func (s *Server) Close() error {
 	s.mu.Lock()
 	s.pools = make(map[string]*pool)
 	s.sources = make(map[string]*sourceUse)
+	s.unjoinedBy = make(map[string]int)
 	s.members = 0
 	s.waiting = 0
 	s.unjoined = 0
@@ -238,9 +251,13 @@ func (s *Server) Addr() string {
 	return s.ln.Addr().String()
 }
 
-// HeartbeatInterval returns the failure-detection interval the server
-// announces to its clients.
+// HeartbeatInterval returns the heartbeat interval the server announces to
+// its clients.
 func (s *Server) HeartbeatInterval() time.Duration { return s.cfg.heartbeat }
+
+// DeathTimeout returns how long a member may be silent before the server
+// declares it dead (WithDeathTimeout).
+func (s *Server) DeathTimeout() time.Duration { return s.cfg.deathTimeout }
 
 // trustSummary says in a few words how the server checks its clients, for
 // its first log line.

@@ -44,6 +44,9 @@ type serverConn struct {
 	// joined is set once a join succeeded on this connection; only the
 	// reader goroutine (which handles the join) uses it.
 	joined bool
+	// lastWords is set by the reader when the writer must send what is
+	// queued before it closes the connection (teardown).
+	lastWords atomic.Bool
 }
 
 func (s *Server) startConn(conn net.Conn) {
@@ -61,7 +64,7 @@ func (s *Server) startConn(conn net.Conn) {
 	}
 	if s.tls != nil {
 		// No I/O yet: the reader runs the TLS handshake (authenticate).
-		c.conn = tls.Server(conn, s.tls)
+		c.conn = tls.Server(&helloConn{Conn: conn}, s.tls)
 	}
 	s.mu.Lock()
 	if s.closing {
@@ -69,24 +72,32 @@ func (s *Server) startConn(conn net.Conn) {
 		_ = conn.Close()
 		return
 	}
-	if s.unjoined >= s.cfg.maxUnjoined {
-		// Log when the limit is first hit, not for every refused
-		// connection of a flood.
+	if reason := s.unjoinedLimit(c.source); reason != "" {
+		// Log when a limit is first hit, not for every refused connection
+		// of a flood; tell the client why while few others are being told.
 		first := !s.unjoinedFull
 		s.unjoinedFull = true
+		tell := s.refusing < maxRefusing
+		if tell {
+			s.refusing++
+			s.wg.Add(1)
+		}
 		s.mu.Unlock()
-		_ = conn.Close()
 		if first {
-			c.log.Warn("refusing connections: too many connections have not joined a pool",
-				zap.Int("limit", s.cfg.maxUnjoined))
+			c.log.Warn("refusing connections: "+reason, zap.String("source", c.source))
 		} else {
-			c.log.Debug("connection refused: too many connections have not joined a pool",
-				zap.Int("limit", s.cfg.maxUnjoined))
+			c.log.Debug("connection refused: "+reason, zap.String("source", c.source))
+		}
+		if tell {
+			go c.refuseBusy(reason)
+		} else {
+			_ = conn.Close()
 		}
 		return
 	}
 	s.unjoinedFull = false
 	s.unjoined++
+	s.unjoinedBy[c.source]++
 	s.conns[c] = struct{}{}
 	s.wg.Add(2)
 	s.mu.Unlock()
@@ -119,42 +130,51 @@ func (c *serverConn) send(frame []byte) {
 
 func (c *serverConn) readLoop() {
 	defer c.s.wg.Done()
-	joinBy := time.Now().Add(c.s.cfg.heartbeat * 3 / 2)
+	joinBy := time.Now().Add(c.s.cfg.deathTimeout)
 	err := c.authenticate(joinBy)
 	if err == nil {
 		err = c.readFrames(joinBy)
 	}
+	if errors.Is(err, errSilent) && c.joined {
+		// Declared dead for its silence: the member may only be stopped,
+		// so the writer tells it, then closes the connection.
+		c.teardown(err, true)
+		return
+	}
 	c.closeWith(err)
-	c.teardown(err)
+	c.teardown(err, false)
 }
 
+// errSilent ends a member's connection that sent nothing for the death
+// timeout (see awaitFrame).
+var errSilent = errors.New("declared dead: nothing heard from the member")
+
 // readFrames reads, decodes and handles frames until the connection fails,
-// the peer goes silent for 1.5 heartbeat intervals, a frame is invalid, or
-// the connection has not joined by joinBy, 1.5 heartbeat intervals after it
-// was accepted (the TLS handshake and the pool check count within that
-// time; heartbeats and refused joins do not extend it).
+// the member is silent past the death timeout (awaitFrame), a frame is
+// invalid, or the connection has not joined by joinBy, the death timeout
+// after it was accepted (the TLS handshake and the pool check count within
+// that time; heartbeats and refused joins do not extend it).
 func (c *serverConn) readFrames(joinBy time.Time) error {
 	br := bufio.NewReaderSize(countingReader{c.conn, &c.s.bytesIn}, 4096)
-	timeout := c.s.cfg.heartbeat * 3 / 2
 	var buf []byte
+	heard := c.s.clock.mark()
 	for {
-		deadline := joinBy
-		if c.joined {
-			deadline = time.Now().Add(timeout)
+		if err := c.awaitFrame(br, joinBy, heard); err != nil {
+			return err
 		}
-		if err := c.conn.SetReadDeadline(deadline); err != nil {
+		// A frame has begun: the rest of it must come within the death
+		// timeout too.
+		if err := c.conn.SetReadDeadline(time.Now().Add(c.s.cfg.deathTimeout)); err != nil {
 			return fmt.Errorf("set read deadline: %w", err)
 		}
 		body, err := readFrame(br, buf, c.s.cfg.maxFrameSize)
 		if err != nil {
 			if errors.Is(err, os.ErrDeadlineExceeded) {
-				if !c.joined {
-					return fmt.Errorf("no join within %v (1.5 heartbeat intervals) of connecting: %w", timeout, err)
-				}
-				return fmt.Errorf("nothing received for %v (1.5 heartbeat intervals): %w", timeout, err)
+				return fmt.Errorf("%w: a frame began but did not end within %v: %w", errSilent, c.s.cfg.deathTimeout, err)
 			}
 			return err
 		}
+		heard = c.s.clock.mark()
 		buf = body
 		m, err := decodeMessage(body)
 		if err != nil {
@@ -166,9 +186,57 @@ func (c *serverConn) readFrames(joinBy time.Time) error {
 	}
 }
 
+// awaitFrame waits until the next frame begins to arrive. A joined member
+// may be silent for the death timeout since it was last heard (heard), not
+// counting time in which the server itself did not run (its stallClock).
+// When that has passed, the deadline is not trusted at once: the server
+// reads whatever arrived meanwhile, waiting one heartbeat interval more for
+// it (a member that runs sends one every half interval). Only a member
+// silent after all that is declared dead (errSilent). A connection that
+// has not joined has until joinBy.
+func (c *serverConn) awaitFrame(br *bufio.Reader, joinBy time.Time, heard heardMark) error {
+	s := c.s
+	drained := false
+	for {
+		deadline := joinBy
+		if c.joined {
+			wait := s.cfg.deathTimeout - s.clock.since(heard)
+			if drained {
+				wait = s.cfg.heartbeat
+			}
+			deadline = time.Now().Add(wait)
+		}
+		if err := c.conn.SetReadDeadline(deadline); err != nil {
+			return fmt.Errorf("set read deadline: %w", err)
+		}
+		_, err := br.Peek(1)
+		switch {
+		case err == nil:
+			return nil
+		case !errors.Is(err, os.ErrDeadlineExceeded):
+			return err
+		case !c.joined:
+			return fmt.Errorf("no join within %v (the death timeout) of connecting: %w", s.cfg.deathTimeout, err)
+		}
+		silent := s.clock.since(heard)
+		switch {
+		case silent < s.cfg.deathTimeout:
+			drained = false // the server did not run for part of the time: wait on
+		case drained:
+			return fmt.Errorf("%w for %v (the death timeout), nor within a heartbeat interval after that: %w",
+				errSilent, silent.Round(time.Millisecond), err)
+		default:
+			drained = true
+		}
+	}
+}
+
 // teardown runs once the reader has ended: the member (if any, and if it did
-// not leave) is declared dead, and the writer is told to stop.
-func (c *serverConn) teardown(readErr error) {
+// not leave) is declared dead, and the writer is told to stop. With tell,
+// the member is sent its own Died event first, which the writer delivers
+// before it closes the connection: a member declared dead for its silence
+// may only have been stopped, and learns it when it runs again.
+func (c *serverConn) teardown(readErr error, tell bool) {
 	reason := c.reason
 	if reason == nil {
 		reason = readErr
@@ -178,12 +246,19 @@ func (c *serverConn) teardown(readErr error) {
 	s.mu.Lock()
 	delete(s.conns, c)
 	if !c.joined {
-		s.unjoined--
+		s.unjoinedGone(c.source)
 	}
 	if m := c.member; m != nil && !m.gone && !s.closing {
-		s.removeMember(m, Died)
+		if ev, ok := s.removeMember(m, Died); ok && tell {
+			if frame, err := encodeFrame(&message{Kind: kindEvent, Event: &ev}); err == nil {
+				c.send(frame)
+			}
+		}
 	}
 	s.mu.Unlock()
+	if tell {
+		c.lastWords.Store(true)
+	}
 	c.out.Close()
 }
 
@@ -219,6 +294,7 @@ func (c *serverConn) writeLoop() {
 			return
 		}
 	case <-c.s.quit:
+		c.closeWith(fmt.Errorf("server closing: %w", ErrClosed))
 		return
 	}
 	bw := bufio.NewWriterSize(countingWriter{c.conn, &c.s.bytesOut}, 16<<10)
@@ -229,7 +305,10 @@ func (c *serverConn) writeLoop() {
 	}
 	ticker := time.NewTicker(c.s.cfg.heartbeat / 2)
 	defer ticker.Stop()
-	writeTimeout := 4 * c.s.cfg.heartbeat
+	// A member that does not read (it may be stopped) is given the death
+	// timeout, like one that does not write; what waits meanwhile is
+	// bounded by WithMaxQueuedBytes.
+	writeTimeout := max(4*c.s.cfg.heartbeat, c.s.cfg.deathTimeout)
 	var batch [][]byte
 	for {
 		sendPing := false
@@ -238,11 +317,13 @@ func (c *serverConn) writeLoop() {
 		case <-ticker.C:
 			sendPing = true
 		case <-c.s.quit:
+			c.closeWith(fmt.Errorf("server closing: %w", ErrClosed))
 			return
 		}
 		var closed bool
 		batch, closed = c.out.Take(batch[:0])
 		if closed {
+			c.lastFrames(bw, batch)
 			return
 		}
 		if sendPing {
@@ -274,6 +355,27 @@ func (c *serverConn) writeLoop() {
 		}
 		c.queued.Add(-n)
 	}
+}
+
+// lastFrames ends the writer of a connection whose reader has ended. When
+// the reader left last words (a member declared dead is told so), the
+// frames still queued are written, within a heartbeat interval, before the
+// writer closes the connection; otherwise the connection is closed already
+// and they are dropped.
+func (c *serverConn) lastFrames(bw *bufio.Writer, batch [][]byte) {
+	if !c.lastWords.Load() {
+		return
+	}
+	defer c.closeWith(fmt.Errorf("%w: connection closed after telling the member", errSilent))
+	if err := c.conn.SetWriteDeadline(time.Now().Add(c.s.cfg.heartbeat)); err != nil {
+		return
+	}
+	for _, f := range batch {
+		if _, err := bw.Write(f); err != nil {
+			return
+		}
+	}
+	_ = bw.Flush()
 }
 
 // countingReader and countingWriter feed the byte counters of Stats.

@@ -223,7 +223,7 @@ func (c *serverConn) handleJoin(m *message) {
 	}
 	me := s.addMember(p, c, m.Address, m.Tag)
 	c.joined = true
-	s.unjoined--
+	s.unjoinedGone(c.source)
 	c.log = c.log.With(zap.Stringer("member", me.id))
 	c.log.Info("member joined")
 	id := me.id
@@ -244,6 +244,7 @@ func (c *serverConn) replyJoin(reqID uint64, p *pool, id Identifier) {
 		PoolSize:  int64(p.size),
 		Heartbeat: int64(s.cfg.heartbeat),
 		MaxFrame:  int64(s.cfg.maxFrameSize),
+		Death:     int64(s.cfg.deathTimeout),
 		Epoch:     s.epoch,
 		Flags:     flags,
 	})

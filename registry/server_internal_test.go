@@ -98,6 +98,26 @@ func (r *rawClient) reply(id uint64) *message {
 	}
 }
 
+// expectOwnDeath reads until the server closes the connection, which it
+// must do right after the Died event of the member itself.
+func (r *rawClient) expectOwnDeath(who Identifier) {
+	r.t.Helper()
+	var last *message
+	for {
+		m, err := r.recv()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			r.t.Fatalf("server did not close the connection: %v", err)
+		}
+		last = m
+	}
+	if last == nil || last.Kind != kindEvent || last.Event.Type != Died || last.Event.Member != who {
+		r.t.Fatalf("the last message before the close was %+v, want the Died event of %v", last, who)
+	}
+}
+
 // expectClosed reads until the server closes the connection.
 func (r *rawClient) expectClosed() {
 	r.t.Helper()
@@ -178,10 +198,11 @@ func TestRawProtocolErrors(t *testing.T) {
 }
 
 // TestSilentMemberDies joins by hand and then says nothing: the server must
-// declare the member dead after missing heartbeats, and the others hear of
-// it. The test waits for the event; it does not time it.
+// declare the member dead after its death timeout, the others hear of it,
+// and the silent member is sent its own Died event before its connection
+// closes. The test waits for the events; it does not time them.
 func TestSilentMemberDies(t *testing.T) {
-	s := internalServer(t, WithHeartbeatInterval(time.Second))
+	s := internalServer(t, WithHeartbeatInterval(100*time.Millisecond), WithDeathTimeout(time.Second))
 	ctx, cancel := context.WithTimeout(context.Background(), internalTimeout)
 	defer cancel()
 	c, err := Join(ctx, s.Addr(), "quiet")
@@ -196,7 +217,7 @@ func TestSilentMemberDies(t *testing.T) {
 		select {
 		case ev := <-c.Events():
 			if ev.Type == Died && ev.Member == who {
-				silent.expectClosed()
+				silent.expectOwnDeath(who)
 				if n := len(c.Members()); n != 1 {
 					t.Fatalf("members after the death: %v", c.Members())
 				}
@@ -249,7 +270,7 @@ func (s *Server) unjoinedConns() int {
 // Connections that have not joined are capped: one beyond the cap is
 // closed at once; a join frees a place.
 func TestUnjoinedConnectionsLimit(t *testing.T) {
-	s := internalServer(t, WithMaxUnjoinedConnections(2))
+	s := internalServer(t, WithMaxUnjoinedConnections(2), WithMaxUnjoinedPerSource(2))
 	a := dialRaw(t, s)
 	dialRaw(t, s)
 	waitFor(t, "two unjoined connections", func() bool { return s.unjoinedConns() == 2 })
@@ -265,10 +286,10 @@ func TestUnjoinedConnectionsLimit(t *testing.T) {
 	}
 }
 
-// A connection must join within 1.5 heartbeat intervals of connecting;
+// A connection must join within the death timeout of connecting;
 // heartbeats (or refused joins) do not keep an unjoined connection open.
 func TestUnjoinedConnectionMustJoin(t *testing.T) {
-	s := internalServer(t, WithHeartbeatInterval(20*time.Millisecond))
+	s := internalServer(t, WithHeartbeatInterval(20*time.Millisecond), WithDeathTimeout(100*time.Millisecond))
 	r := dialRaw(t, s)
 	r.authed = true
 	if err := poolauth.Dial(r.conn, "uj", poolauth.Secret{}); err != nil {

@@ -10,9 +10,16 @@ import (
 	"github.com/ibisgo/ibis/internal/poolauth"
 )
 
-// DefaultHeartbeatInterval is the failure-detection interval used unless
+// DefaultHeartbeatInterval is the interval of heartbeats and pings unless
 // WithHeartbeatInterval says otherwise.
 const DefaultHeartbeatInterval = 2 * time.Second
+
+// DefaultDeathTimeout is how long a member may stay silent before it is
+// declared dead, unless WithDeathTimeout says otherwise: long enough for a
+// process on a loaded node (scheduling stalls of seconds, swapping, a short
+// SIGSTOP) to stay a member; a crashed process is found at once through its
+// broken connection, whatever this timeout.
+const DefaultDeathTimeout = 30 * time.Second
 
 // Bounds of the heartbeat interval: the minimum keeps a mistyped interval
 // from turning server and clients into busy loops, the maximum keeps the
@@ -28,6 +35,7 @@ type ServerOption func(*serverConfig)
 
 type serverConfig struct {
 	heartbeat    time.Duration
+	deathTimeout time.Duration // at least heartbeat (see effective)
 	logger       *zap.Logger
 	eventLog     io.Writer
 	maxFrameSize int
@@ -38,6 +46,9 @@ type serverConfig struct {
 	maxPoolNames       int
 	maxPoolNameBytes   int
 	maxUnjoined        int
+	// maxUnjoinedPerSource bounds one source address's share of
+	// maxUnjoined; <= 0: maxUnjoined/4 (see effective).
+	maxUnjoinedPerSource int
 
 	restartable    bool
 	recoveryGrace  time.Duration
@@ -85,8 +96,11 @@ const (
 	DefaultMaxPoolNames           = 10000
 	DefaultMaxPoolNameBytes       = 16 << 20
 	DefaultMaxUnjoinedConnections = 1024
-	DefaultMaxPoolsPerSource      = 64
-	DefaultMaxMembersPerSource    = 1024
+	// DefaultMaxUnjoinedPerSource is a quarter of the default above, so
+	// that three other addresses still find places.
+	DefaultMaxUnjoinedPerSource = DefaultMaxUnjoinedConnections / 4
+	DefaultMaxPoolsPerSource    = 64
+	DefaultMaxMembersPerSource  = 1024
 )
 
 // minNameBytes is the smallest name budget: one binding of a global name
@@ -96,6 +110,7 @@ const minNameBytes = 2 * MaxStringLength
 func defaultServerConfig() serverConfig {
 	return serverConfig{
 		heartbeat:    DefaultHeartbeatInterval,
+		deathTimeout: DefaultDeathTimeout,
 		logger:       zap.NewNop(),
 		maxFrameSize: DefaultMaxFrameSize,
 		maxQueued:    64 << 20,
@@ -114,15 +129,45 @@ func defaultServerConfig() serverConfig {
 	}
 }
 
-// WithHeartbeatInterval sets the failure-detection interval d (default 2s;
-// values are kept between 10ms and 1h). Clients learn it when they join and send a heartbeat
-// every d/2; a member from which nothing arrived for 1.5*d is declared
-// dead, so the others hear of a crashed member within 2*d. Shorter
-// intervals detect failures sooner at the cost of more traffic.
+// WithHeartbeatInterval sets the heartbeat interval d (default 2s; values
+// are kept between 10ms and 1h). Clients learn it when they join and send
+// a heartbeat every d/2; the server pings every d/2 too. It does not decide
+// when a silent member is declared dead: WithDeathTimeout does (a crashed
+// member, whose connection breaks, is declared dead at once).
 func WithHeartbeatInterval(d time.Duration) ServerOption {
 	return func(c *serverConfig) {
 		c.heartbeat = min(max(d, minHeartbeatInterval), maxHeartbeatInterval)
 	}
+}
+
+// WithDeathTimeout sets how long a member may send nothing (no heartbeat,
+// no request) before the server declares it dead: default
+// DefaultDeathTimeout (30s), also for 0 or a negative d; kept between the
+// heartbeat interval and 1h.
+// The silence is measured after the server has read everything that
+// arrived from the member, and time the server itself spent stopped does
+// not count (see "Failure detection" in the package doc). Clients learn it
+// when they join and keep a silent server for twice as long. A connection
+// must also join within it of being accepted.
+func WithDeathTimeout(d time.Duration) ServerOption {
+	return func(c *serverConfig) {
+		if d <= 0 {
+			d = DefaultDeathTimeout
+		}
+		c.deathTimeout = min(d, maxHeartbeatInterval)
+	}
+}
+
+// effective settles the values that depend on each other, whatever the
+// order of the options: the death timeout is at least one heartbeat
+// interval (two heartbeats), and a source's share of the unjoined
+// connections at most their limit.
+func (c *serverConfig) effective() {
+	c.deathTimeout = max(c.deathTimeout, c.heartbeat)
+	if c.maxUnjoinedPerSource <= 0 {
+		c.maxUnjoinedPerSource = max(c.maxUnjoined/4, 1)
+	}
+	c.maxUnjoinedPerSource = min(c.maxUnjoinedPerSource, c.maxUnjoined)
 }
 
 // WithServerLogger sets the logger for connection-level diagnostics (why a
@@ -207,11 +252,22 @@ func WithMaxPoolNameBytes(n int) ServerOption {
 
 // WithMaxUnjoinedConnections bounds the connections that are open but have
 // not joined a pool yet. Default DefaultMaxUnjoinedConnections (1024), at
-// least 1. A connection accepted beyond it is closed at once (its Join
-// fails with ErrRegistryLost). Every connection must join within 1.5
-// heartbeat intervals of being accepted, whatever else it sends.
+// least 1. A connection accepted beyond it, or beyond its source address's
+// share (WithMaxUnjoinedPerSource), is refused: the server answers its
+// pool check with a refusal that names the limit (its Join fails with an
+// error wrapping ErrTooManyRequests) and closes it. Every connection must
+// join within the death timeout of being accepted, whatever else it sends.
 func WithMaxUnjoinedConnections(n int) ServerOption {
 	return func(c *serverConfig) { c.maxUnjoined = max(n, 1) }
+}
+
+// WithMaxUnjoinedPerSource bounds the connections from one source address
+// (the client's IP address, loopback included) that have not joined yet,
+// so that one address cannot use up the places of the others. Default
+// (0 or negative n): a quarter of WithMaxUnjoinedConnections
+// (DefaultMaxUnjoinedPerSource); at most that limit.
+func WithMaxUnjoinedPerSource(n int) ServerOption {
+	return func(c *serverConfig) { c.maxUnjoinedPerSource = n }
 }
 
 // WithRestartable says whether this server may be restarted after it is
@@ -293,8 +349,10 @@ func WithPoolSecrets(secrets map[string][]byte) ServerOption {
 // with cfg (for example tlsconf.Files.Server: the server's certificate,
 // and a client certificate required and checked against the pool's CA).
 // The TLS handshake comes first and must finish, like the pool handshake
-// after it, within the time a connection has to join (1.5 heartbeat
-// intervals); a failed one is logged with the client's address. Only TLS
+// after it, within the time a connection has to join (the death timeout);
+// the client's hello must begin within 1.5 heartbeat intervals (at least a
+// second), so that a client without TLS, which waits for the pool check,
+// is refused soon (it sees the connection closed); a failed one is logged with the client's address. Only TLS
 // 1.3 is spoken (a lower cfg.MinVersion is raised), and a client
 // certificate is always required: a cfg.ClientAuth other than
 // RequireAnyClientCert (which leaves the check to cfg's own callbacks) is

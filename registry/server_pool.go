@@ -156,12 +156,13 @@ func (s *Server) addMember(p *pool, c *serverConn, address, tag string) *member 
 // waiting requests, elections and bound names go with it, and the others
 // hear of it. An empty pool is forgotten, so its name can start afresh.
 // In a pool being rebuilt nobody hears of it yet (see leaveRecovering).
+// It returns the event the others heard, and false when there was none.
 // Called with s.mu held.
-func (s *Server) removeMember(m *member, t EventType) {
+func (s *Server) removeMember(m *member, t EventType) (Event, bool) {
 	p := m.pool
 	if p.recovery != nil {
 		s.leaveRecovering(m, t)
-		return
+		return Event{}, false
 	}
 	s.detach(m)
 	if t == Left {
@@ -169,7 +170,7 @@ func (s *Server) removeMember(m *member, t EventType) {
 	} else {
 		s.deaths.Add(1)
 	}
-	s.emit(p, t, m.id, "", p.members)
+	ev := s.emit(p, t, m.id, "", p.members)
 	if t == Died {
 		s.log.Warn("member declared dead", zap.Stringer("member", m.id))
 	} else {
@@ -179,6 +180,7 @@ func (s *Server) removeMember(m *member, t EventType) {
 		delete(s.pools, p.name)
 		s.log.Info("pool ended", zap.String("pool", p.name))
 	}
+	return ev, true
 }
 
 // detach takes m out of its pool's member list and releases everything it

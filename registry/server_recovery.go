@@ -152,7 +152,7 @@ func (c *serverConn) handleRejoin(m *message) {
 	p.nextID = max(p.nextID, num+1)
 	c.member = me
 	c.joined = true
-	s.unjoined--
+	s.unjoinedGone(c.source)
 	s.members++
 	s.addSource(me)
 	s.rejoins.Add(1)

@@ -353,8 +353,8 @@ func TestTLSMismatch(t *testing.T) {
 	}
 	waitRefusal(t, logs, "speaks TLS")
 
-	// The TLS server waits for a TLS handshake that never comes, for the
-	// time a connection has to join (short here).
+	// The TLS server waits for the TLS hello that never comes for 1.5
+	// heartbeat intervals, at least a second.
 	withTLS := startServer(t, registry.WithServerTLS(srvTLS), registry.WithHeartbeatInterval(50*time.Millisecond))
 	err = refused(t, withTLS.Addr(), "m", registry.ErrRegistryLost)
 	if !strings.Contains(err.Error(), "expect TLS") {

@@ -175,6 +175,7 @@ type message struct {
 	Value     int64       // "x": sequence number (sequence reply)
 	Heartbeat int64       // "h": heartbeat interval in nanoseconds (join reply)
 	MaxFrame  int64       // "f": server's maximum frame size (join reply)
+	Death     int64       // "dt": death timeout in nanoseconds (join reply)
 	Code      errCode     // "c": error class (error reply)
 	Error     string      // "err": error explanation (error reply)
 
@@ -234,6 +235,7 @@ const (
 	keyValue     = "x"
 	keyHeartbeat = "h"
 	keyMaxFrame  = "f"
+	keyDeath     = "dt"
 	keyCode      = "c"
 	keyError     = "err"
 	keyRejoin    = "r"

@@ -109,6 +109,8 @@ func (w *wireDecoder) field(m *message, key string) error {
 		m.Heartbeat, err = w.int()
 	case keyMaxFrame:
 		m.MaxFrame, err = w.int()
+	case keyDeath:
+		m.Death, err = w.int()
 	case keyCode:
 		var v uint64
 		v, err = w.uint(math.MaxUint8)

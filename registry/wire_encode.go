@@ -54,6 +54,7 @@ func encodeMessage(enc *msgpack.Encoder, m *message) error {
 	add(m.Value != 0, keyValue, sig(m.Value))
 	add(m.Heartbeat != 0, keyHeartbeat, sig(m.Heartbeat))
 	add(m.MaxFrame != 0, keyMaxFrame, sig(m.MaxFrame))
+	add(m.Death != 0, keyDeath, sig(m.Death))
 	add(m.Code != codeNone, keyCode, uns(uint64(m.Code)))
 	add(m.Error != "", keyError, str(m.Error))
 	add(m.Rejoin != nil, keyRejoin, func() error { return encodeIdentifier(enc, *m.Rejoin) })

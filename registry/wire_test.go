@@ -28,7 +28,7 @@ func sampleMessages() []*message {
 		{Kind: kindPing},
 		{Kind: kindReply, ID: 13, Value: -5, PoolSize: -1},
 		{Kind: kindJoin, ID: 14, Version: ProtocolVersion, Pool: "pool", Rejoin: &id, Epoch: 1 << 60},
-		{Kind: kindReply, ID: 14, Member: &id, Heartbeat: 2e9, MaxFrame: 4096, Epoch: 99, Flags: flagRestartable},
+		{Kind: kindReply, ID: 14, Member: &id, Heartbeat: 2e9, MaxFrame: 4096, Death: 30e9, Epoch: 99, Flags: flagRestartable},
 		{Kind: kindRestore, ID: 15, Members: []Identifier{id, {Pool: "pool", ID: "4"}}, Won: []string{"leader"},
 			Bound: []boundName{{"server", "rp"}, {"x", ""}}, Seqs: []sequenceMark{{"jobs", 12}, {"z", -1}}},
 		{Kind: kindResume, ID: 16, LastSeq: 42, NextNum: 5, JoinSeq: 3, Flags: flagSawClosed | flagSawTerminated, Member: &id},

@@ -3,8 +3,12 @@
 # is a network namespace of its own, joined to the others through a bridge, with a wide-area
 # latency and bandwidth on each site's link and none inside a site (docs/DC.md).
 #
-#   sudo scripts/dc-sites.sh [-s SITES] [-n PROCS] [-d DELAY] [-b RATE] -- PROGRAM [ARGS...]
-#   sudo scripts/dc-sites.sh -s 4 -n 16 -d 10ms -b 100mbit -- bin/loadbal -steal crs -stats
+#   scripts/dc-sites.sh [-s SITES] [-n PROCS] [-d DELAY] [-b RATE] -- PROGRAM [ARGS...]
+#   scripts/dc-sites.sh -s 4 -n 16 -d 10ms -b 100mbit -- bin/loadbal -steal crs -stats
+#
+# It needs root (network namespaces, tc): run it as root, or as a user with sudo, which it
+# then runs itself under (after building its ibis-registry as that user, with the user's Go
+# caches and modules).
 #
 # Defaults: 4 sites, 16 processes (process k at site k mod SITES), 10ms one-way latency,
 # 100mbit per site. It creates namespaces and addresses of its own only (10.77.0.0/24 inside
@@ -19,7 +23,8 @@
 # (IBIS_DC_WAN_DELAY); the script says which it used.
 set -euo pipefail
 SITES=4 PROCS=16 DELAY=10ms RATE=100mbit
-usage() { sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+args=("$@")
 while getopts "s:n:d:b:h" o; do
   case $o in
     s) SITES=$OPTARG ;; n) PROCS=$OPTARG ;; d) DELAY=$OPTARG ;; b) RATE=$OPTARG ;; *) usage ;;
@@ -30,15 +35,32 @@ shift $((OPTIND - 1))
 [ $# -ge 1 ] || usage
 [[ $SITES =~ ^[0-9]+$ && $SITES -ge 1 && $SITES -le 200 ]] || { echo "dc-sites: -s $SITES: 1 to 200 sites" >&2; exit 2; }
 [[ $PROCS =~ ^[0-9]+$ && $PROCS -ge 1 && $PROCS -le 512 ]] || { echo "dc-sites: -n $PROCS: 1 to 512 processes" >&2; exit 2; }
-[ "$(id -u)" -eq 0 ] || { echo "dc-sites: needs root (network namespaces and tc)" >&2; exit 2; }
 for tool in ip tc; do command -v $tool >/dev/null || { echo "dc-sites: $tool not found (apt-get install iproute2)" >&2; exit 2; }; done
 PROGRAM=$(command -v "$1" || true); shift
 [ -n "$PROGRAM" ] && [ -x "$PROGRAM" ] || { echo "dc-sites: no program to run" >&2; exit 2; }
 
+script="$(cd "$(dirname "$0")" && pwd)/$(basename "$0")"
 cd "$(dirname "$0")/.."
+tmp=$(mktemp -d)
+chmod 755 "$tmp" # root (through sudo) runs the registry built here
+registry="${DC_SITES_REGISTRY:-}"
+if [ -z "$registry" ]; then
+  # Built as the caller, before any sudo: root's Go may have neither the caches nor the
+  # modules (nor a network to fetch them).
+  registry="$tmp/ibis-registry"
+  go build -o "$registry" ./cmd/ibis-registry || exit 1
+fi
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null || { rm -rf "$tmp"; echo "dc-sites: needs root (network namespaces and tc), and there is no sudo: run it as root" >&2; exit 2; }
+  echo "dc-sites: needs root (network namespaces and tc): running itself with sudo" >&2
+  status=0
+  sudo env PATH="$PATH" DC_SITES_REGISTRY="$registry" "$script" "${args[@]}" || status=$?
+  rm -rf "$tmp"
+  exit $status
+fi
+
 tag="ibis$$"
 hub="$tag-hub"
-tmp=$(mktemp -d)
 pids=()
 cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
@@ -48,8 +70,6 @@ cleanup() {
   rm -rf "$tmp"
 }
 trap cleanup EXIT INT TERM
-
-go build -o "$tmp/ibis-registry" ./cmd/ibis-registry
 
 ip netns add "$hub"
 ip -n "$hub" link set lo up
@@ -81,7 +101,7 @@ else
   export IBIS_DC_WAN_DELAY=$DELAY
 fi
 
-ip netns exec "$hub" "$tmp/ibis-registry" -host 10.77.0.254 -port 8888 >"$tmp/registry.log" 2>&1 &
+ip netns exec "$hub" "$registry" -host 10.77.0.254 -port 8888 >"$tmp/registry.log" 2>&1 &
 pids+=($!)
 for k in $(seq 0 $((PROCS - 1))); do
   s=$((k % SITES))

@@ -7,9 +7,11 @@
 #
 # A few commands cannot run on a single machine without a cluster or root, or run forever;
 # they are listed with the reason and skipped, or (servers) started and stopped after a few
-# seconds, which passes when the server was still up. mpirun lines run as root through
-# Open MPI's own environment switches (OMPI_ALLOW_RUN_AS_ROOT, oversubscription), so the
-# line itself stays as README prints it. The full test command is the one CI runs anyway.
+# seconds, which passes when the server was still up. Every line runs as written. Open MPI
+# refuses root, and more ranks than cores, unless told: README.md says how (two export
+# lines), and an mpirun line runs after exactly those exports, taken from README.md, when
+# this runs as root or on fewer than 4 cores (a README without them fails the check). The
+# full test command is the one CI runs anyway.
 set -uo pipefail
 
 list_only=0
@@ -28,7 +30,7 @@ skip_reason() {
     sudo\ apt-get*|apt-get*) echo "installs system packages (CI installs Open MPI itself)" ;;
     srun\ *) echo "needs SLURM" ;;
     IBIS_REGISTRY=head-node*) echo "a template: head-node and ./myprogram are the reader's" ;;
-    *dc-sites.sh*) echo "needs root and network namespaces (scripts/dc-sites.sh has its own checks)" ;;
+    *dc-sites.sh*) [ "$can_netns" = 1 ] || echo "needs root and network namespaces, which this machine does not give" ;;
     *) return 1 ;;
   esac
 }
@@ -41,8 +43,28 @@ is_server() {
   return 1
 }
 
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-export OMPI_MCA_rmaps_base_oversubscribe=1
+# skip_reason prints nothing and succeeds for a line it lets run: undo that.
+skip_reason_of() { local r; r="$(skip_reason "$1")" && [ -n "$r" ] && echo "$r"; }
+
+# dc-sites.sh runs where it can: as root with network namespaces.
+can_netns=0
+if [ "$(id -u)" -eq 0 ] && ip netns add "readme-check-$$" 2>/dev/null; then
+  ip netns del "readme-check-$$"
+  can_netns=1
+fi
+
+# The README's own forms for running mpirun as root and with more ranks than cores.
+mpi_root_export="$(grep -o 'export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1' README.md | head -1)"
+mpi_over_export="$(grep -o 'export OMPI_MCA_rmaps_base_oversubscribe=1' README.md | head -1)"
+mpi_prefix=""
+if [ "$(id -u)" -eq 0 ]; then
+  [ -n "$mpi_root_export" ] || { echo "readme-check: README.md no longer says how to run mpirun as root"; exit 1; }
+  mpi_prefix+="$mpi_root_export; "
+fi
+if [ "$(nproc)" -lt 4 ]; then
+  [ -n "$mpi_over_export" ] || { echo "readme-check: README.md no longer says how to run more ranks than cores"; exit 1; }
+  mpi_prefix+="$mpi_over_export; "
+fi
 
 # The commands: every line of every ```sh block, comments after # kept (bash ignores
 # them), continuation lines that are only a comment dropped.
@@ -50,11 +72,14 @@ mapfile -t cmds < <(awk '/^```sh/{f=1;next} /^```/{f=0} f && !/^[[:space:]]*#/ &
 
 failed=0
 for c in "${cmds[@]}"; do
-  if reason="$(skip_reason "$c")"; then
+  if reason="$(skip_reason_of "$c")"; then
     echo "== skip: $c"
     echo "   ($reason)"
     continue
   fi
+  case "$c" in
+    *mpirun\ *) c="$mpi_prefix$c" ;;
+  esac
   if [ "$list_only" = 1 ]; then
     if is_server "$c"; then echo "== start, then stop: $c"; else echo "== run: $c"; fi
     continue

@@ -96,7 +96,10 @@
 // WithReaderMaxObjectDepth, and lets a reference name only an object of
 // the type it was sent as. A Writer refuses, with ErrTooLarge and without writing anything,
 // a value that would take the message over its own limit
-// (WithMaxMessageSize).
+// (WithMaxMessageSize). A small packet's body buffer grows with the bytes
+// that arrive, and one over 8 KiB goes back to a shared pool when its message
+// is finished: a Reader that waits between messages holds no packet-sized
+// buffer.
 //
 // # Performance
 //

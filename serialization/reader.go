@@ -172,5 +172,6 @@ func (r *Reader) Finish() error {
 		}
 	}
 	r.inMsg = false
+	r.releaseBody()
 	return nil
 }

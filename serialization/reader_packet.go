@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/bits"
 	"strings"
+	"sync"
 )
 
 // fill reads exactly len(b) bytes of the current packet from the stream.
@@ -85,8 +87,9 @@ func (r *Reader) readBody(n int) ([]byte, error) {
 	have := 0
 	for c := max(cap(r.buf), min(n, bodyStart)); ; c = min(n, 2*c) {
 		if cap(r.buf) < c {
-			nb := AsBytes(make([]uint64, (c+7)/8))
+			nb := getBody(c)
 			copy(nb, r.buf[:have])
+			putBody(r.buf)
 			r.buf = nb
 		}
 		if err := r.fill(r.buf[have:c], "packet body"); err != nil {
@@ -95,6 +98,52 @@ func (r *Reader) readBody(n int) ([]byte, error) {
 		if have = c; have == n {
 			return r.buf[:n], nil
 		}
+	}
+}
+
+// keepBody is the largest body buffer a Reader keeps between messages. A larger one
+// goes back to a pool when its message is finished, so that an idle connection (a
+// thousand of them on a many-to-one port) holds no packet-sized buffer, and the
+// next large packet, of any connection, takes one from the pool.
+const keepBody = 8 << 10
+
+// bodyPools hold 8-byte aligned body buffers of bodyStart << i bytes, up to
+// DefaultReaderMaxPacketSize; larger ones are left to the collector.
+var bodyPools [9]sync.Pool
+
+// bodyClass is the pool of buffers of at least n bytes, or -1 when n is over them.
+func bodyClass(n int) int {
+	if n > bodyStart<<(len(bodyPools)-1) {
+		return -1
+	}
+	return bits.Len(uint(max(n, bodyStart)-1)) - bits.Len(bodyStart-1)
+}
+
+// getBody returns an 8-byte aligned buffer of at least n bytes.
+func getBody(n int) []byte {
+	k := bodyClass(n)
+	if k < 0 {
+		return AsBytes(make([]uint64, (n+7)/8))
+	}
+	if b, ok := bodyPools[k].Get().(*[]byte); ok {
+		return *b
+	}
+	return AsBytes(make([]uint64, (bodyStart<<k)/8))
+}
+
+// putBody gives a buffer of getBody's back (nil, or one of another size, is dropped).
+func putBody(b []byte) {
+	if k := bodyClass(cap(b)); k >= 0 && cap(b) == bodyStart<<k {
+		b = b[:cap(b)]
+		bodyPools[k].Put(&b)
+	}
+}
+
+// releaseBody gives a large body buffer back once its message is finished.
+func (r *Reader) releaseBody() {
+	if cap(r.buf) > keepBody {
+		putBody(r.buf)
+		r.buf = nil
 	}
 }
 

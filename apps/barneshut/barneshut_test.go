@@ -12,7 +12,10 @@ import (
 	"strings"
 	"testing"
 
+	"gonum.org/v1/plot"
+
 	"github.com/ibisgo/ibis/internal/apptest"
+	"github.com/ibisgo/ibis/internal/figure"
 )
 
 // TestMain runs barneshut's main when the tests start this binary as barneshut
@@ -52,7 +55,7 @@ func parseResult(t *testing.T, stdout string) map[string]string {
 // result.
 func sequential(t *testing.T, s *system, cfg *config) (*system, result) {
 	t.Helper()
-	res, err := runSteps(context.Background(), local{}, s, cfg, nil)
+	res, err := runSteps(context.Background(), local{}, s, cfg, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,11 +228,13 @@ func TestMalformedInput(t *testing.T) {
 		{"x\n", "line 1: the number of bodies is \"x\""},
 		{"2\n2\n0\n", "line 2: the dimension is \"2\""},
 		{"2 3 0\n1\n1\n0 0 0\n0 0\n", "line 5: the file ends where the position of body 1 (z)"},
-		{"1\n3\n0\n1\n0 0 nan\n0 0 0\n", "line 5: the position of body 0 (z) is \"nan\""},
-		{"1\n3\n0\n-1\n0 0 0\n0 0 0\n", "line 4: the mass of body 0 is -1"},
-		{"1\n3\n0\n1\n0 0 0\n0 0 0\n\n7\n", "line 8: \"7\" after the 1 bodies"},
-		{"1\n3\n0\n1\n0 0 0\n0 0 1e999\n", "line 6: the velocity of body 0 (z)"},
+		{"2\n3\n0\n1 1\n0 0 nan\n0 0 0\n", "line 5: the position of body 0 (z) is \"nan\""},
+		{"2\n3\n0\n-1 1\n0 0 0 1 1 1\n0 0 0 0 0 0\n", "line 4: the mass of body 0 is -1"},
+		{"2\n3\n0\n1 1\n0 0 0 1 1 1\n0 0 0 0 0 0\n\n7\n", "line 8: \"7\" after the 2 bodies"},
+		{"2\n3\n0\n1 1\n0 0 0 1 1 1\n0 0 1e999 0 0 0\n", "line 6: the velocity of body 0 (z)"},
 		{"999999999999\n3\n0\n", "line 1: the number of bodies is"},
+		{"1\n3\n0\n1\n0 0 0\n0 0 0\n", "line 1: the number of bodies is 1: want 2 to"},
+		{"0 3 0\n", "line 1: the number of bodies is 0: want 2 to"},
 	} {
 		_, err := readAtos(strings.NewReader(c.in))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -282,7 +287,8 @@ func FuzzReadAtos(f *testing.F) {
 	})
 }
 
-// TestImage: -image writes the final picture, -image-every a numbered series from step 0.
+// TestImage: -image writes the final picture, -image-every a numbered series from step 0,
+// and each file written is named on stderr.
 func TestImage(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "bh.png")
@@ -290,19 +296,64 @@ func TestImage(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	for _, p := range []string{path, framePath(path, 0), framePath(path, 2), framePath(path, 4)} {
+	for _, p := range []string{framePath(path, 0), framePath(path, 2), framePath(path, 4), path} {
 		f, err := os.Open(p)
 		if err != nil {
 			t.Fatal(err)
 		}
-		img, err := png.Decode(f)
+		_, err = png.Decode(f)
 		_ = f.Close()
-		if err != nil || img.Bounds().Dx() != imageSize {
+		if err != nil {
 			t.Errorf("%s: %v", p, err)
 		}
+		if !strings.Contains(stderr, "barneshut: wrote "+p+" (step ") {
+			t.Errorf("stderr does not name %s:\n%s", p, stderr)
+		}
+	}
+	if n := strings.Count(stderr, "barneshut: wrote "); n != 4 {
+		t.Errorf("%d files named on stderr, want 4:\n%s", n, stderr)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 4 {
+		t.Errorf("%d files written, want 4", len(entries))
 	}
 	if n := strings.Count(stderr, "barneshut: step "); n != 4 {
 		t.Errorf("%d progress lines on stderr, want 4:\n%s", n, stderr)
+	}
+}
+
+// TestFramePlot: a picture has labelled x and y axes and says its step and simulated time.
+func TestFramePlot(t *testing.T) {
+	s := plummer(300, 2, 1)
+	s.time = 0.75
+	p := framePlot(s, newView(s), frame{step: 30, steps: 40, time: s.time})
+	for _, a := range []struct {
+		name string
+		axis *plot.Axis
+	}{{"x", &p.X}, {"y", &p.Y}} {
+		if got := figure.Labels(a.axis); len(got) < 2 {
+			t.Errorf("%s axis labels %q, want several", a.name, got)
+		}
+	}
+	if !strings.Contains(p.Title.Text, "step 30 of 40") || !strings.Contains(p.Title.Text, "t = 0.75") {
+		t.Errorf("title %q lacks the step or the time", p.Title.Text)
+	}
+}
+
+// TestOneBodyRefused: -bodies 1 and an input file of one body are refused alike: usage
+// status for the flag, failure for the file, and the same reason in both messages.
+func TestOneBodyRefused(t *testing.T) {
+	one := filepath.Join(t.TempDir(), "one.atos")
+	if err := os.WriteFile(one, []byte("1\n3\n0\n1\n0 0 0\n0 0 0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("want 2 to %d bodies (one body alone feels no force)", maxBodies)
+	_, stderr, code := barneshut(t, "-bodies", "1", "-q")
+	if code != exitUsage || !strings.Contains(stderr, "-bodies 1: "+want) {
+		t.Errorf("-bodies 1: exit %d, stderr %q", code, stderr)
+	}
+	_, stderr, code = barneshut(t, "-input", one, "-q")
+	if code != exitFailure || !strings.Contains(stderr, one+": line 1: the number of bodies is 1: "+want) {
+		t.Errorf("-input of one body: exit %d, stderr %q", code, stderr)
 	}
 }
 

@@ -100,8 +100,21 @@ func randomDirection(rng *rand.Rand) vec {
 
 func scale(v vec, f float64) vec { return vec{v[0] * f, v[1] * f, v[2] * f} }
 
-// maxInputBodies bounds the N of an input file.
-const maxInputBodies = 1 << 27
+// The number of bodies a run takes, generated (-bodies) or read (-input): one body alone
+// feels no force, and maxBodies bounds what a file can make the program allocate.
+const (
+	minBodies = 2
+	maxBodies = 1 << 27
+)
+
+// checkBodies refuses a number of bodies outside minBodies..maxBodies, with the one message
+// that -bodies and an input file share.
+func checkBodies(n int) error {
+	if n < minBodies || n > maxBodies {
+		return fmt.Errorf("want %d to %d bodies (one body alone feels no force)", minBodies, maxBodies)
+	}
+	return nil
+}
 
 // readAtos reads the plain-text body format of NEMO's atos, as the SPLASH-2 and Java Barnes-Hut
 // codes read it: whitespace-separated numbers N, the dimension (3), the time, then N masses,
@@ -148,9 +161,12 @@ func readAtos(r io.Reader) (*system, error) {
 		}
 		return v, nil
 	}
-	n, err := integer("the number of bodies", 1, maxInputBodies)
+	n, err := integer("the number of bodies", 0, maxBodies)
 	if err != nil {
 		return nil, err
+	}
+	if err := checkBodies(n); err != nil {
+		return nil, fmt.Errorf("line %d: the number of bodies is %d: %w", line, n, err)
 	}
 	if _, err := integer("the dimension", 3, 3); err != nil {
 		return nil, err

@@ -55,8 +55,10 @@
 // the sum of |x|+|y|+|z| of the final positions in body order, printed with %.17g.
 // -verify compares the final accelerations of at least 1,000 bodies (all if fewer; evenly
 // spread over the body order) with direct summation and prints the median, 99th-percentile
-// and RMS relative errors. -image FILE.png draws the final bodies projected on the x-y plane;
-// with -image-every K also FILE-NNNNNN.png at step 0 and every K steps.
+// and RMS relative errors. -image FILE.png draws the final bodies projected on the x-y plane,
+// with x and y axes and the step and simulated time in the title; with -image-every K also
+// FILE-NNNNNN.png (the step in six digits) at step 0 and every K steps. Rank 0 names each
+// file it writes on stderr ("barneshut: wrote FILE (step K, t=T)"), also with -q.
 //
 // Figures and commands: docs/BARNESHUT.md.
 package main

@@ -4,14 +4,18 @@ import (
 	"fmt"
 	"image"
 	"image/color"
-	"image/png"
 	"math"
-	"os"
 	"slices"
 	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+
+	"github.com/ibisgo/ibis/internal/figure"
 )
 
-// imageSize is the side of the pictures in pixels.
+// imageSize is the side in pixels of the raster of the bodies inside a picture.
 const imageSize = 800
 
 // view is the square of the x-y plane the pictures show, fixed for a run so that the frames
@@ -40,9 +44,43 @@ func newView(s *system) view {
 	return view{cx, cy, half}
 }
 
-// writeImage draws the bodies of s projected on the x-y plane: each pixel's brightness grows
-// with the logarithm of the mass in it.
-func writeImage(path string, s *system, v view) error {
+// Size of a picture: the plot with its axes and title, about square in its data area.
+const (
+	frameWidth  = 18 * vg.Centimeter
+	frameHeight = 18.6 * vg.Centimeter
+)
+
+// frame says which moment of the run a picture shows, for its title.
+type frame struct {
+	step, steps int
+	time        float64
+}
+
+// writeImage draws the bodies of s projected on the x-y plane, in a plot with x and y axes
+// (the model's units: G = 1, total mass 1) and the step and simulated time as its title.
+func writeImage(path string, s *system, v view, f frame) error {
+	if err := figure.Save(framePlot(s, v, f), frameWidth, frameHeight, path); err != nil {
+		return fmt.Errorf("image: %w", err)
+	}
+	return nil
+}
+
+// framePlot returns the plot of the bodies of s in the square v.
+func framePlot(s *system, v view, f frame) *plot.Plot {
+	p := plot.New()
+	p.Title.Text = fmt.Sprintf("Barnes-Hut, %d bodies: step %d of %d, t = %.4g", s.n(), f.step, f.steps, f.time)
+	p.X.Label.Text = "x (model units: G = 1, total mass 1)"
+	p.Y.Label.Text = "y (model units)"
+	p.X.Tick.Marker = figure.LinearTicks{}
+	p.Y.Tick.Marker = figure.LinearTicks{}
+	p.X.Padding, p.Y.Padding = 0, 0
+	p.Add(plotter.NewImage(density(s, v), v.cx-v.half, v.cy-v.half, v.cx+v.half, v.cy+v.half))
+	return p
+}
+
+// density paints the bodies of s in the square v, imageSize pixels a side: each pixel's
+// brightness grows with the logarithm of the mass in it.
+func density(s *system, v view) *image.RGBA {
 	dens := make([]float64, imageSize*imageSize)
 	var top float64
 	for i, p := range s.pos {
@@ -68,21 +106,11 @@ func writeImage(path string, s *system, v view) error {
 		}
 		img.SetRGBA(k%imageSize, k/imageSize, c)
 	}
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("image: %w", err)
-	}
-	if err := png.Encode(f, img); err != nil {
-		_ = f.Close() // the encoding error is the one to report
-		return fmt.Errorf("image %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("image %s: %w", path, err)
-	}
-	return nil
+	return img
 }
 
-// framePath is the file of step k of a -image-every series: FILE.png becomes FILE-000k.png.
+// framePath is the file of step k of a -image-every series: FILE.png becomes FILE-00000k.png
+// (six digits, more for steps past 999999).
 func framePath(path string, k int) string {
 	base := path[:len(path)-len(".png")]
 	if strings.HasSuffix(path, ".PNG") {

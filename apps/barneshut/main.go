@@ -119,8 +119,8 @@ flags:
 	fs.IntVar(&cfg.np, "np", 0, "start this many local processes with an embedded registry (0: join the pool of the environment)")
 	fs.BoolVar(&cfg.bind, "bind", true, "with -np, bind each process to a core of its own when there are enough (as mpirun does)")
 	fs.BoolVar(&cfg.verify, "verify", false, "compare the final accelerations of >= 1000 bodies with direct summation")
-	fs.StringVar(&cfg.image, "image", "", "write the final bodies, projected on x-y, to this PNG `file`")
-	fs.IntVar(&cfg.imageEvery, "image-every", 0, "with -image, also write FILE-NNNNNN.png every `K` steps (and at step 0)")
+	fs.StringVar(&cfg.image, "image", "", "write the final bodies, projected on x-y, to this PNG `file` (each file written is named on stderr)")
+	fs.IntVar(&cfg.imageEvery, "image-every", 0, "with -image FILE.png, also write FILE-NNNNNN.png (NNNNNN: the step, six digits) at step 0 and every `K` steps")
 	fs.BoolVar(&cfg.quiet, "q", false, "no progress lines on stderr")
 	fs.DurationVar(&cfg.timeout, "timeout", 0, "give up after this long (0: never)")
 	if err := fs.Parse(args); err != nil {
@@ -135,8 +135,8 @@ flags:
 	switch {
 	case fs.NArg() > 0:
 		return nil, fmt.Errorf("unexpected argument %q: barneshut takes only flags", fs.Arg(0))
-	case cfg.bodies < 2 || cfg.bodies > maxInputBodies:
-		return nil, fmt.Errorf("-bodies %d: want 2 to %d", cfg.bodies, maxInputBodies)
+	case checkBodies(cfg.bodies) != nil:
+		return nil, fmt.Errorf("-bodies %d: %w", cfg.bodies, checkBodies(cfg.bodies))
 	case cfg.spheres != 1 && cfg.spheres != 2:
 		return nil, fmt.Errorf("-spheres %d: want 1 or 2", cfg.spheres)
 	case cfg.p.leaf < 1:

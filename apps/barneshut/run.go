@@ -100,7 +100,11 @@ func simulate(ctx context.Context, cfg *config, stdout, stderr io.Writer) (err e
 	if rank == 0 && !cfg.quiet {
 		progress = stderr
 	}
-	res, err := runSteps(ctx, world{w}, s, cfg, progress)
+	var notices io.Writer // the pictures written
+	if rank == 0 {
+		notices = stderr
+	}
+	res, err := runSteps(ctx, world{w}, s, cfg, progress, notices)
 	if err != nil {
 		return err
 	}
@@ -123,8 +127,9 @@ func simulate(ctx context.Context, cfg *config, stdout, stderr io.Writer) (err e
 
 // runSteps runs the simulation of s on this process with the others of ex: the first force
 // evaluation, then the timed steps. Every process ends with the same s. progress, when not
-// nil, gets a line per step; rank 0 writes the pictures.
-func runSteps(ctx context.Context, ex exchanger, s *system, cfg *config, progress io.Writer) (result, error) {
+// nil, gets a line per step; rank 0 writes the pictures and names each on notices (when not
+// nil).
+func runSteps(ctx context.Context, ex exchanger, s *system, cfg *config, progress, notices io.Writer) (result, error) {
 	sim := &simulation{s: s, p: cfg.p, ex: ex}
 	if err := sim.forces(ctx); err != nil {
 		return result{}, err
@@ -132,10 +137,19 @@ func runSteps(ctx context.Context, ex exchanger, s *system, cfg *config, progres
 	res := result{bodies: s.n(), procs: ex.size(), p: cfg.p, e0: s.energy()}
 	var v view
 	pictures := ex.rank() == 0 && cfg.image != ""
+	picture := func(path string, k int) error {
+		if err := writeImage(path, s, v, frame{step: k, steps: cfg.p.steps, time: s.time}); err != nil {
+			return err
+		}
+		if notices != nil {
+			fmt.Fprintf(notices, "barneshut: wrote %s (step %d, t=%.4g)\n", path, k, s.time)
+		}
+		return nil
+	}
 	if pictures {
 		v = newView(s)
 		if cfg.imageEvery > 0 {
-			if err := writeImage(framePath(cfg.image, 0), s, v); err != nil {
+			if err := picture(framePath(cfg.image, 0), 0); err != nil {
 				return res, err
 			}
 		}
@@ -159,7 +173,7 @@ func runSteps(ctx context.Context, ex exchanger, s *system, cfg *config, progres
 		}
 		if pictures && cfg.imageEvery > 0 && k%cfg.imageEvery == 0 {
 			t1 := time.Now()
-			if err := writeImage(framePath(cfg.image, k), s, v); err != nil {
+			if err := picture(framePath(cfg.image, k), k); err != nil {
 				return res, err
 			}
 			paused += time.Since(t1)
@@ -169,7 +183,7 @@ func runSteps(ctx context.Context, ex exchanger, s *system, cfg *config, progres
 	res.e1 = s.energy()
 	res.checksum = s.checksum()
 	if pictures {
-		if err := writeImage(cfg.image, s, v); err != nil {
+		if err := picture(cfg.image, cfg.p.steps); err != nil {
 			return res, err
 		}
 	}

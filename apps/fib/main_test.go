@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/ibisgo/ibis/internal/apptest"
@@ -64,7 +65,22 @@ func TestBadInput(t *testing.T) {
 		{Args: []string{"-np", "2", "-impl", "mp"}, Want: "MPI processes are started by mpirun"},
 		{Args: []string{"-goroutines", "-np", "2"}, Want: "the goroutine baseline runs in one process"},
 		{Args: []string{"extra"}, Want: `unexpected argument "extra"`},
+		{Args: []string{"-progress", "-1s"}, Want: "-progress -1s: must not be negative"},
 	})
+}
+
+// TestProgress: the root prints progress lines on stderr while the run goes on, and
+// -progress 0 turns them off.
+func TestProgress(t *testing.T) {
+	args := []string{"-np", "2", "-n", "34", "-threshold", "20", "-progress", "1ms"}
+	_, stderr, code := apptest.Run(t, nil, args...)
+	if code != 0 || !strings.Contains(stderr, "fib: ") || !strings.Contains(stderr, "the root (rank ") {
+		t.Errorf("exit %d, stderr without a progress line:\n%s", code, stderr)
+	}
+	_, stderr, code = apptest.Run(t, nil, append(args, "-progress", "0")...)
+	if code != 0 || stderr != "" {
+		t.Errorf("-progress 0: exit %d, stderr:\n%s", code, stderr)
+	}
 }
 
 func TestFibIter(t *testing.T) {

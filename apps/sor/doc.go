@@ -55,8 +55,10 @@
 // without it sor joins the pool its environment names, or is a pool of one. -impl and -property (flavours, such as -property nio.send=thread) come from
 // ipl.Flags. -verify gathers the grid on rank 0, runs the sequential computation there and
 // requires every cell, the iteration count, the change and the checksum to be bitwise equal.
-// -image FILE.png makes rank 0 gather the grid and write it as a heat map. Runs longer than 3
-// seconds print a progress line on stderr every 3 seconds (-q: none).
+// -image FILE.png makes rank 0 gather the grid and write it as a heat map (column j across,
+// row i up, borders included, with a colour bar of the cell values) and name the file on
+// stderr. Runs longer than 3 seconds print a progress line on stderr every 3 seconds (-q:
+// none).
 //
 // Rank 0 prints a summary and one line for scripts:
 //

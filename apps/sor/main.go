@@ -109,7 +109,7 @@ flags:
 	fs.BoolVar(&cfg.bind, "bind", true, "with -np, bind each process to a core of its own when there are enough (as mpirun does)")
 	fs.BoolVar(&cfg.async, "async", false, "compute the inner rows while the boundary rows travel")
 	fs.BoolVar(&cfg.verify, "verify", false, "also compute sequentially in-process and require a bitwise-equal grid")
-	fs.StringVar(&cfg.image, "image", "", "write a heat map of the final grid to this PNG `file`")
+	fs.StringVar(&cfg.image, "image", "", "write a heat map of the final grid (axes, colour bar) to this PNG `file`")
 	fs.BoolVar(&cfg.quiet, "q", false, "no progress lines on stderr")
 	fs.DurationVar(&cfg.timeout, "timeout", 0, "give up after this long (0: never)")
 	if err := fs.Parse(args); err != nil {

@@ -126,9 +126,10 @@ func solve(ctx context.Context, cfg *config, stdout, stderr io.Writer) (err erro
 		}
 	}
 	if cfg.image != "" {
-		if err := writeImage(cfg.image, grid, cfg.n); err != nil {
+		if err := writeImage(cfg.image, grid, cfg.n, iters); err != nil {
 			return err
 		}
+		fmt.Fprintf(stderr, "sor: wrote %s (heat map of the grid)\n", cfg.image)
 	}
 	res.print(stdout)
 	if cfg.verify {

@@ -13,7 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"gonum.org/v1/plot"
+
 	"github.com/ibisgo/ibis/internal/apptest"
+	"github.com/ibisgo/ibis/internal/figure"
 	"github.com/ibisgo/ibis/internal/tlsconf"
 )
 
@@ -127,7 +130,7 @@ func TestConvergenceVerify(t *testing.T) {
 	}
 }
 
-// TestImage: -image writes a PNG of the whole grid, borders included.
+// TestImage: -image writes a PNG heat map of the whole grid, borders included, and says so.
 func TestImage(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "heat.png")
 	stdout, stderr, code := sor(t, "-np", "2", "-n", "30", "-iters", "40", "-image", file, "-verify", "-timeout", "2m")
@@ -139,12 +142,55 @@ func TestImage(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	img, err := png.Decode(f)
-	if err != nil {
+	if _, err := png.Decode(f); err != nil {
 		t.Fatal(err)
 	}
-	if b := img.Bounds(); b.Dx() != 32 || b.Dy() != 32 {
-		t.Errorf("image of %v, want 32x32", b)
+	if !strings.Contains(stderr, "sor: wrote "+file) {
+		t.Errorf("stderr does not name %s:\n%s", file, stderr)
+	}
+}
+
+// TestHeatMap: the heat map has labelled axes and a colour bar with a labelled scale, and
+// its cells are where the axes say (row 0 at the bottom, column 0 at the left).
+func TestHeatMap(t *testing.T) {
+	const n = 6
+	w := n + 2
+	grid := make([]float64, w*w)
+	for k := range grid {
+		grid[k] = float64(k) // row i, column j holds i*w+j
+	}
+	p, scale := heatMap(grid, n, 3)
+	for _, a := range []struct {
+		name string
+		axis *plot.Axis
+	}{{"x", &p.X}, {"y", &p.Y}, {"colour bar", &figure.ColorBar(scale, "v").Y}} {
+		if got := figure.Labels(a.axis); len(got) < 2 {
+			t.Errorf("%s axis labels %q, want several", a.name, got)
+		}
+	}
+	if scale.Min() != 0 || scale.Max() != float64(w*w-1) {
+		t.Errorf("scale from %g to %g", scale.Min(), scale.Max())
+	}
+	img := raster(grid, w, scale)
+	side := img.Bounds().Dx()
+	if side < rasterMinPix || side%w != 0 {
+		t.Fatalf("raster of %d pixels for %d cells a side", side, w)
+	}
+	for _, c := range []struct{ x, y, cell int }{
+		{0, side - 1, 0},            // bottom left: row 0, column 0
+		{side - 1, side - 1, w - 1}, // bottom right: row 0, column w-1
+		{0, 0, (w - 1) * w},         // top left: row w-1, column 0
+	} {
+		if got, want := img.RGBAAt(c.x, c.y), scale.RGBA(grid[c.cell]); got != want {
+			t.Errorf("pixel (%d, %d) %v, want cell %d's %v", c.x, c.y, got, c.cell, want)
+		}
+	}
+	big := make([]float64, 2050*2050)
+	if side := raster(big, 2050, scale).Bounds().Dx(); side > rasterMaxPix {
+		t.Errorf("raster of %d pixels for a 2050 grid", side)
+	}
+	if err := writeImage(filepath.Join(t.TempDir(), "flat.png"), make([]float64, w*w), n, 0); err != nil {
+		t.Errorf("a grid of one value: %v", err)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/ibisgo/ibis/cmd/ibis-bench/internal/cluster"
@@ -91,6 +92,7 @@ func arrays2d(ctx context.Context, e *env, g *cluster.Group, l *link, tm timer, 
 			"t_vec: per row, slope of T[N][N] - T[1][N*N] against N (serialising and unserialising one row; the model gives both the same per-element term)",
 			"ping-pong cannot separate serialisation from unserialisation: the text measured them apart, here they are one sum",
 			"raw t_com: per element, the same fit over a plain socket moving N*N*size bytes",
+			"± is one standard error of the fit; a cost within two of zero is printed n/a (noise), one further below zero n/a (the model does not fit: rerun on a quieter machine or with more -reps)",
 		},
 	}
 	rows := map[string][]any{}
@@ -129,12 +131,16 @@ func arrays2d(ctx context.Context, e *env, g *cluster.Group, l *link, tm timer, 
 			return nil, fmt.Errorf("%s: %w", el.name, err)
 		}
 		for _, k := range order {
-			v := fit[k]
 			if k == "t_com / raw t_com" {
-				rows[k] = append(rows[k], v)
-			} else {
-				rows[k] = append(rows[k], perElem(v))
+				com, raw := cost{fit["t_com"], fit["t_com se"]}, cost{fit["raw t_com"], fit["raw t_com se"]}
+				if com.meaningful() && raw.meaningful() {
+					rows[k] = append(rows[k], fit[k])
+				} else {
+					rows[k] = append(rows[k], "n/a (a cost is noise)")
+				}
+				continue
 			}
+			rows[k] = append(rows[k], cost{fit[k], fit[k+" se"]}.String())
 		}
 		values[el.name] = fit
 		rep.Tables = append(rep.Tables, arrayTimes(el, ns, times))
@@ -153,7 +159,8 @@ func arrays2d(ctx context.Context, e *env, g *cluster.Group, l *link, tm timer, 
 }
 
 // fitArrayModel fits the three equations of the model to the one-way times of the
-// shapes (indexed as arrayShapes) and returns the parameters in seconds.
+// shapes (indexed as arrayShapes) and returns the parameters in seconds, each cost with its
+// standard error under the key "<name> se".
 func fitArrayModel(ns []int, times [][]float64) (map[string]float64, error) {
 	x := floatsOf(ns)
 	quad := func(N float64) []float64 { return []float64{1, N * N} }
@@ -185,17 +192,26 @@ func fitArrayModel(ns []int, times [][]float64) (map[string]float64, error) {
 	if err != nil {
 		return nil, fmt.Errorf("fitting the raw socket: %w", err)
 	}
+	nn2 := make([]float64, len(x))
+	for i, N := range x {
+		nn2[i] = N * N
+	}
+	vecSE, oneSE := slopeSE(times[0], nn2, vec.Coef[0], vec.Coef[1]), slopeSE(times[2], nn2, one.Coef[0], one.Coef[1])
 	return map[string]float64{
-		"t_com":             vec.Coef[1],
-		"t_ser+t_unser":     one.Coef[1] - vec.Coef[1],
-		"t_vec (per row)":   rowFit.Coef[1],
-		"t_vec_3param":      nn.Coef[1],
-		"raw t_com":         raw.Coef[1],
-		"t_com / raw t_com": vec.Coef[1] / raw.Coef[1],
-		"nn_per_element":    nn.Coef[2],
-		"r2_vector":         vec.R2,
-		"r2_nn":             nn.R2,
-		"r2_1xnn":           one.R2,
+		"t_com":              vec.Coef[1],
+		"t_com se":           vecSE,
+		"t_ser+t_unser se":   math.Hypot(vecSE, oneSE),
+		"t_vec (per row) se": slopeSE(diff, x, rowFit.Coef[0], rowFit.Coef[1]),
+		"raw t_com se":       slopeSE(times[3], nn2, raw.Coef[0], raw.Coef[1]),
+		"t_ser+t_unser":      one.Coef[1] - vec.Coef[1],
+		"t_vec (per row)":    rowFit.Coef[1],
+		"t_vec_3param":       nn.Coef[1],
+		"raw t_com":          raw.Coef[1],
+		"t_com / raw t_com":  vec.Coef[1] / raw.Coef[1],
+		"nn_per_element":     nn.Coef[2],
+		"r2_vector":          vec.R2,
+		"r2_nn":              nn.R2,
+		"r2_1xnn":            one.R2,
 	}, nil
 }
 
@@ -215,10 +231,6 @@ func arrayTimes(el arrayElem, ns []int, times [][]float64) *report.Table {
 	}
 	return t
 }
-
-// perElem prints a per-element or per-row cost in seconds as a duration with
-// sub-nanosecond precision, as Table 5.1 does in µs.
-func perElem(s float64) string { return fmt.Sprintf("%.4g ns", s*1e9) }
 
 func floatsOf(xs []int) []float64 {
 	out := make([]float64, len(xs))

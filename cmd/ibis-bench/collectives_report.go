@@ -59,6 +59,18 @@ func durOrDash(s float64) any {
 
 func pkey(p int) string { return "p=" + strconv.Itoa(p) }
 
+// zeroSizeNote says why a collective's mpj/MPI ratio is left out at size 0.
+const zeroSizeNote = "mpj/MPI at size 0: n/a, because Open MPI returns at once from a collective with count 0 (no communication), while mpj still exchanges the algorithm's messages; the ratio would compare a message round with a function call. Use size 1 for latency"
+
+// collRatio is the mpj/MPI cell of an operation with a payload at n bytes: the ratio, or
+// n/a at size 0 (zeroSizeNote). Barrier, which has no size, is called with n = -1.
+func collRatio(mpj, mpi float64, n int) any {
+	if n == 0 {
+		return "n/a (size 0)"
+	}
+	return mpj / mpi
+}
+
 func collReport(r *collResults) (*report.Report, error) {
 	rep := report.New("collectives")
 	mine, err := collIndex(r.mpj)
@@ -90,7 +102,7 @@ func collReport(r *collResults) (*report.Report, error) {
 		t := &report.Table{Title: "collectives barrier: T(p)", Columns: []string{"p", "mpj", "Open MPI", "mpj/MPI"}, Notes: notes}
 		for _, p := range r.procs {
 			a, b := mine.at("barrier", p, 0), theirs.at("barrier", p, 0)
-			t.AddRow(p, durOrDash(a), durOrDash(b), a/b)
+			t.AddRow(p, durOrDash(a), durOrDash(b), collRatio(a, b, -1))
 		}
 		rep.Tables = append(rep.Tables, t)
 	}
@@ -103,7 +115,7 @@ func collReport(r *collResults) (*report.Report, error) {
 		for _, p := range r.procs {
 			t.Columns = append(t.Columns, pkey(p)+" mpj")
 			if haveMPI {
-				t.Columns = append(t.Columns, pkey(p)+" MPI", pkey(p)+" ratio")
+				t.Columns = append(t.Columns, pkey(p)+" MPI", pkey(p)+" mpj/MPI")
 			}
 		}
 		for _, n := range r.cfg.sizes {
@@ -113,13 +125,16 @@ func collReport(r *collResults) (*report.Report, error) {
 				row = append(row, durOrDash(a))
 				if haveMPI {
 					b := theirs.at(op, p, float64(n))
-					row = append(row, durOrDash(b), a/b)
+					row = append(row, durOrDash(b), collRatio(a, b, n))
 				}
 			}
 			t.AddRow(row...)
 		}
 		if len(rep.Tables) == 0 {
 			t.Notes = notes
+		}
+		if haveMPI && r.cfg.sizes[0] == 0 {
+			t.Notes = append(t.Notes, zeroSizeNote)
 		}
 		rep.Tables = append(rep.Tables, t)
 	}
@@ -188,16 +203,18 @@ func collReport(r *collResults) (*report.Report, error) {
 			rt.Columns = append(rt.Columns, pkey(p))
 		}
 		for _, op := range r.cfg.ops {
-			n := maxN
+			n, size := maxN, int(maxN)
 			if op == "barrier" {
-				n = 0
+				n, size = 0, -1 // no size: its one figure
 			}
 			row := []any{op}
 			m := map[string]any{}
 			for _, p := range r.procs {
-				ratio := mine.at(op, p, n) / theirs.at(op, p, n)
-				row = append(row, ratio)
-				m[pkey(p)] = ratio
+				a, b := mine.at(op, p, n), theirs.at(op, p, n)
+				row = append(row, collRatio(a, b, size))
+				if size != 0 {
+					m[pkey(p)] = a / b
+				}
 			}
 			ratioJSON[op] = m
 			rt.AddRow(row...)

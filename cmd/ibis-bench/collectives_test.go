@@ -4,6 +4,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -45,6 +46,17 @@ func TestCollectivesReport(t *testing.T) {
 	notes := strings.Join(rep.Tables[0].Notes, "\n")
 	if !strings.Contains(notes, "oversubscribed") || !strings.Contains(notes, "[4]") {
 		t.Fatalf("notes lack the oversubscription:\n%s", notes)
+	}
+	// At size 0 Open MPI does not communicate: the ratio is n/a, and a note says why.
+	bcast := rep.Tables[1]
+	if bcast.Columns[3] != "p=2 mpj/MPI" || bcast.Rows[0][0] != 0 || bcast.Rows[0][3] != "n/a (size 0)" {
+		t.Errorf("bcast columns %q, size-0 row %v", bcast.Columns, bcast.Rows[0])
+	}
+	if r := bcast.Rows[1][3].(float64); rel(r, (60e-6+2e-9)/(10e-6+1e-9)) > 1e-9 {
+		t.Errorf("size-1 ratio %v", r)
+	}
+	if !slices.Contains(bcast.Notes, zeroSizeNote) {
+		t.Errorf("bcast notes lack the size-0 note:\n%s", strings.Join(bcast.Notes, "\n"))
 	}
 	if len(rep.Plots) != 1 || len(rep.Plots[0].Series) != 4 {
 		t.Fatalf("plots %+v", rep.Plots)
@@ -94,7 +106,7 @@ func TestCollectivesRun(t *testing.T) {
 	} else if !strings.Contains(values["baseline"].(string), "skipped") {
 		t.Errorf("baseline note %v", values["baseline"])
 	}
-	if st, err := os.Stat(filepath.Join(filepath.Dir(plot), "coll-1.png")); err != nil || st.Size() == 0 {
+	if st, err := os.Stat(plot); err != nil || st.Size() == 0 {
 		t.Errorf("plot: %v", err)
 	}
 }

@@ -100,7 +100,8 @@ Subcommands:
 	}
 	fmt.Fprint(w, `
 Every subcommand takes -impl, -nio-send, -nio-receive, -json FILE, -plot FILE (.png or .svg,
-where the subcommand draws curves), -q, -v, and -registry/-pool/-pool-size to run inside a
+where the subcommand draws curves: the first figure goes to FILE, any others to FILE-2, FILE-3,
+... with the same extension, and each file written is named on stderr), -q, -v, and -registry/-pool/-pool-size to run inside a
 pool started by someone else (for example ibis-run); without them the suite starts its own
 peer processes. Tables go to stdout; logs and progress go to stderr.
 `)

@@ -30,12 +30,13 @@ func m2oReport(about string, pt ipl.PortType, r *m2oResult) *report.Report {
 	lo, med, hi := quantiles(r.perConn)
 	speed := &report.Table{
 		Title:   "manytoone: messages per second at the one receive port; " + about,
-		Columns: []string{"connections", "sender processes", "payload (B)", "messages/s", "payload MB/s", "µs per message", "per connection min / median / max", "overall messages/s", "receiver CPU per message"},
+		Columns: []string{"connections", "sender processes", "payload (B)", "messages/s while all send", "payload MB/s", "µs per message", "per connection min / median / max", "overall messages/s incl. drain", "receiver CPU per message"},
 		Notes: []string{
 			fmt.Sprintf("port type %s (no receiveport.*/sendport.* capability: the forced flavours apply)", pt),
 			"each connection is a send port of its own; a sender process has one Ibis instance and a goroutine per send port sending as fast as it can; the receiver is one goroutine doing an explicit Receive, reading a kind byte, the connection's int32 index and the []byte payload (ReadArray)",
-			fmt.Sprintf("messages/s: counted at the receiver in a window of %v after a warm-up of a fifth of -duration, while every sender sends (the senders share the machine's cores with the receiver); per connection: the messages of each connection in that window", r.window.Round(time.Millisecond)),
-			fmt.Sprintf("overall: all %d data messages (as many as the senders sent) over the time from the start of the traffic to the last end message; it includes draining what the socket buffers held after the senders stopped", r.received),
+			fmt.Sprintf("messages/s while all send: counted at the receiver in a window of %v after a warm-up of a fifth of -duration, while every sender sends (the senders share the machine's cores with the receiver); per connection: the messages of each connection in that window", r.window.Round(time.Millisecond)),
+			fmt.Sprintf("overall incl. drain: all %d data messages (as many as the senders sent) over the time from the start of the traffic to the last end message; it includes draining what the socket buffers held after the senders stopped", r.received),
+			drainNote(r),
 			"receiver CPU per message: the receiver process's CPU time (user and system, every goroutine and event loop of it) over the window divided by the messages in it; less sensitive to the senders' share of the cores than messages/s",
 			fmt.Sprintf("opening the %d connections (and a hello on each) took %v; RLIMIT_NOFILE in the receiver: %d", r.conns, r.connectTime.Round(time.Millisecond), r.fdLimit),
 		},
@@ -87,4 +88,16 @@ func m2oReport(about string, pt ipl.PortType, r *m2oResult) *report.Report {
 		"connected": snapValues(r.connected), "under_load": snapValues(r.load), "after_traffic": snapValues(r.traffic)})
 	rep.Set("per_connection", map[string]any{"idle": perValues(idle), "under_load": perValues(load), "after_traffic": perValues(after)})
 	return rep
+}
+
+// drainNote says why the two rates differ: the window held only part of the messages, and
+// once the senders stop the receiver has the cores to itself and drains what the socket
+// buffers (and nio's inboxes) hold much faster than it received while competing with them.
+func drainNote(r *m2oResult) string {
+	share := 0.0
+	if r.received > 0 {
+		share = 100 * float64(r.counted) / float64(r.received)
+	}
+	return fmt.Sprintf("the two rates differ by %.1fx: the window held %d of the %d messages (%.0f%%); the rest came in the warm-up and in the drain after the senders stopped, when the receiver no longer shares the cores with them. Compare receivers by messages/s while all send, or by CPU per message",
+		r.overall/r.rate, r.counted, r.received, share)
 }

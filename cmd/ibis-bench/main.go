@@ -10,7 +10,7 @@
 // (-registry, or IBIS_REGISTRY as ibis-run sets it) the processes of that pool play
 // the parts instead, so the same experiment runs across machines.
 //
-//	ibis-bench pingpong -plot pingpong.png
+//	ibis-bench pingpong -plot pingpong.png   latency to pingpong.png, bandwidth to pingpong-2.png
 //	ibis-run -np 2 -- ibis-bench pingpong
 package main
 

@@ -66,6 +66,12 @@ func TestManyToOneReport(t *testing.T) {
 	if speed[3].(float64) != 50000 || speed[6].(string) != "0 / 50 / 100" {
 		t.Fatalf("speed row %v", speed)
 	}
+	if c := rep.Tables[0].Columns; c[3] != "messages/s while all send" || c[7] != "overall messages/s incl. drain" {
+		t.Errorf("rate columns %q and %q do not say what they count", c[3], c[7])
+	}
+	if n := rep.Tables[0].Notes; !slices.Contains(n, "the two rates differ by 1.6x: the window held 50000 of the 90000 messages (56%); the rest came in the warm-up and in the drain after the senders stopped, when the receiver no longer shares the cores with them. Compare receivers by messages/s while all send, or by CPU per message") {
+		t.Errorf("no note on the difference of the rates:\n%s", strings.Join(n, "\n"))
+	}
 	idle := rep.Tables[1].Rows[5]
 	if idle[0] != "per connection, idle" || idle[1].(float64) != 1 || idle[2].(float64) != 12 || idle[3].(float64) != 13 ||
 		idle[4].(float64) != 11 || idle[5].(float64) != 4 {

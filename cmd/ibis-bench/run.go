@@ -40,7 +40,7 @@ func (c *commonFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.nioSend, "nio-send", "", "send flavour for -impl nio only: blocking|nonblocking|thread (property nio.send)")
 	fs.StringVar(&c.nioReceive, "nio-receive", "", "receive flavour for -impl nio only: blocking|nonblocking|thread (property nio.receive)")
 	fs.StringVar(&c.jsonPath, "json", "", "also write the results as JSON to `FILE`")
-	fs.StringVar(&c.plotPath, "plot", "", "also draw the curves to `FILE`.png or .svg (several figures: FILE-1.png, ...)")
+	fs.StringVar(&c.plotPath, "plot", "", "also draw the curves to `FILE`.png or .svg (several figures: the first to FILE.png, the others to FILE-2.png, FILE-3.png, ...; each file written is named on stderr)")
 	fs.BoolVar(&c.quiet, "q", false, "no progress lines on stderr")
 	fs.BoolVar(&c.verbose, "v", false, "debug logging on stderr")
 	fs.StringVar(&c.pool.registry, "registry", "", "run inside an existing pool: its registry `host:port` (default $"+ipl.EnvRegistry+"; unset: start own peers)")
@@ -163,8 +163,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// output prints the report and writes the files asked for, naming them on stderr (one
-// -plot may make several figures).
+// output prints the report and writes the files asked for, naming each on stderr (one
+// -plot may make several figures: the first gets the name asked for).
 func output(rep *report.Report, cf commonFlags, stdout, stderr io.Writer) error {
 	if err := rep.WriteText(stdout); err != nil {
 		return err
@@ -176,10 +176,13 @@ func output(rep *report.Report, cf commonFlags, stdout, stderr io.Writer) error 
 		fmt.Fprintf(stderr, "ibis-bench: wrote %s\n", cf.jsonPath)
 	}
 	if cf.plotPath != "" {
-		if err := rep.SavePlot(cf.plotPath); err != nil {
+		written, err := rep.SavePlot(cf.plotPath)
+		for i, name := range written {
+			fmt.Fprintf(stderr, "ibis-bench: wrote %s (%s)\n", name, rep.Plots[i].Title)
+		}
+		if err != nil {
 			return err
 		}
-		fmt.Fprintf(stderr, "ibis-bench: wrote %s\n", strings.Join(report.PlotPaths(cf.plotPath, len(rep.Plots)), ", "))
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -28,6 +29,9 @@ func receive(ctx context.Context, s *settings, ib ipl.Ibis, senders []int32, std
 	var progress atomic.Int64
 	var wg sync.WaitGroup
 	wg.Go(func() { watchStall(rctx, cancel, &progress, s.stall) })
+	if prefix := os.Getenv(envHeapProfile); prefix != "" {
+		wg.Go(func() { heapProfiles(rctx, prefix) })
+	}
 	defer func() {
 		cancel(nil)
 		wg.Wait()

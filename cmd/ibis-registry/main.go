@@ -4,13 +4,21 @@
 //
 // Usage:
 //
-//	ibis-registry [-host 0.0.0.0] [-port 8888] [-heartbeat 2s] [-events] [-stats 10s] [-v]
+//	ibis-registry [-host 0.0.0.0] [-port 8888] [-heartbeat 2s] [-death-timeout 30s] [-events] [-stats 10s] [-v]
 //	              [-max-frame bytes] [-max-waiting n] [-max-member-bytes bytes]
 //	              [-max-pool-names n] [-max-pool-bytes bytes] [-max-unjoined n]
+//	              [-max-unjoined-per-source n]
 //	              [-recovery-grace 10s] [-recovery-window 3s]
 //	              [-max-pools-per-source 64] [-max-members-per-source 1024]
 //	              [-secret-file FILE] [-pool-secrets FILE]
 //	              [-tls-cert FILE -tls-key FILE -tls-ca FILE]
+//
+// A member whose connection breaks is declared dead at once; one that
+// sends nothing for -death-timeout, counted after the server has read what
+// arrived and leaving out time in which the server itself did not run
+// (SIGSTOP, a paused virtual machine), is declared dead then. Members send
+// a heartbeat, and the server a ping, every half -heartbeat (see "Failure
+// detection" in package registry).
 //
 // The -max flags set the server's resource limits (see the Limits section
 // of package registry); their defaults suit real runs.
@@ -27,7 +35,9 @@
 // -tls-cert, -tls-key and -tls-ca (or $IBIS_TLS_CERT, $IBIS_TLS_KEY,
 // $IBIS_TLS_CA) make every connection TLS 1.3, with client certificates
 // of that CA required. Each refusal is logged with the client's address.
-// See docs/SECURITY.md and the Trust section of package registry.
+// The second line of output says whether the pools are secured
+// ("ibis-registry pools: secured: authenticated and encrypted (...)") or
+// open. See docs/SECURITY.md and the Trust section of package registry.
 //
 // The server may be restarted on the same address after it died (even
 // killed with SIGKILL): the members of its pools rejoin it with their

@@ -17,6 +17,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/ibisgo/ibis/internal/leakcheck"
 	"github.com/ibisgo/ibis/internal/selfexec"
 	"github.com/ibisgo/ibis/registry"
 )
@@ -30,6 +31,9 @@ const (
 )
 
 func TestMain(m *testing.M) {
+	if mode := os.Getenv(memberEnv); mode != "" {
+		os.Exit(runMember(mode))
+	}
 	if os.Getenv(childEnv) != "" {
 		os.Args = []string{"ibis-registry", "-host", "127.0.0.1", "-port", "0", "-v"}
 		if args := os.Getenv(childArgsEnv); args != "" {
@@ -38,7 +42,7 @@ func TestMain(m *testing.M) {
 		main()
 		os.Exit(0)
 	}
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(m, leakcheck.Options()...) // nio's event loops keep a worker pool for the process
 }
 
 func TestSignalStopsCleanly(t *testing.T) {
@@ -128,6 +132,7 @@ func TestRunServesUntilCancelled(t *testing.T) {
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
 	}
+	waitOutput(t, &stdout, "\nibis-registry pools: OPEN (not authenticated, not encrypted)")
 	waitOutput(t, &stdout, "Joined cmdpool/0@x:1")
 	waitOutput(t, &stdout, "Left cmdpool/0@x:1")
 	waitOutput(t, &stdout, "stats pools=")
@@ -184,6 +189,9 @@ func TestFlagsAndEnvironment(t *testing.T) {
 	if err != nil || cfg.maxPoolNames != 7 || cfg.maxUnjoined != 3 {
 		t.Fatalf("limit flags: %+v, %v", cfg, err)
 	}
+	if cfg.death != registry.DefaultDeathTimeout {
+		t.Fatalf("default death timeout: %v", cfg.death)
+	}
 	if cfg.maxPoolsPerSource != registry.DefaultMaxPoolsPerSource || cfg.maxMembersPerSource != registry.DefaultMaxMembersPerSource {
 		t.Fatalf("default limits per source: %+v", cfg)
 	}
@@ -197,6 +205,7 @@ func TestFlagsAndEnvironment(t *testing.T) {
 	for _, args := range [][]string{
 		{"-port", "70000"},
 		{"-heartbeat", "0s"},
+		{"-death-timeout", "0s"},
 		{"-stats", "-1s"},
 		{"-max-frame", "10"},
 		{"-max-waiting", "0"},
@@ -204,6 +213,7 @@ func TestFlagsAndEnvironment(t *testing.T) {
 		{"-max-pool-names", "0"},
 		{"-max-pool-bytes", "1000"},
 		{"-max-unjoined", "0"},
+		{"-max-unjoined-per-source", "-1"},
 		{"-recovery-grace", "0s"},
 		{"-recovery-window", "-1s"},
 		{"-max-pools-per-source", "-1"},

@@ -37,6 +37,7 @@ type config struct {
 	host      string
 	port      int
 	heartbeat time.Duration
+	death     time.Duration
 	events    bool
 	stats     time.Duration
 	metrics   string
@@ -48,6 +49,7 @@ type config struct {
 	maxPoolNames   int
 	maxPoolBytes   int
 	maxUnjoined    int
+	maxUnjoinedSrc int
 
 	recoveryGrace  time.Duration
 	recoveryWindow time.Duration
@@ -83,7 +85,9 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	fs.StringVar(&cfg.host, "host", "0.0.0.0", "address to listen on")
 	fs.IntVar(&cfg.port, "port", defaultPort, "TCP port to listen on ($"+portEnv+" sets the default; 0 = any free port)")
 	fs.DurationVar(&cfg.heartbeat, "heartbeat", registry.DefaultHeartbeatInterval,
-		"failure-detection interval: a member silent for 1.5 intervals is declared dead")
+		"interval of heartbeats (members) and pings (server), each sent every half interval")
+	fs.DurationVar(&cfg.death, "death-timeout", registry.DefaultDeathTimeout,
+		"a member silent this long (after everything it sent was read, not counting time this server was stopped; at least -heartbeat) is declared dead; a crashed member, whose connection breaks, at once")
 	fs.BoolVar(&cfg.events, "events", false, "print every pool event to stdout")
 	fs.DurationVar(&cfg.stats, "stats", 0, "print statistics to stdout at this interval (0 = never)")
 	fs.StringVar(&cfg.metrics, "metrics", "", "serve the statistics for Prometheus at http://`HOST:PORT`/metrics (port 0: any free one)")
@@ -98,7 +102,9 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	fs.IntVar(&cfg.maxPoolBytes, "max-pool-bytes", registry.DefaultMaxPoolNameBytes,
 		"most bytes of sequence, election and bound names one pool may hold")
 	fs.IntVar(&cfg.maxUnjoined, "max-unjoined", registry.DefaultMaxUnjoinedConnections,
-		"most connections that have not joined a pool yet; further ones are closed")
+		"most connections that have not joined a pool yet; further ones are refused")
+	fs.IntVar(&cfg.maxUnjoinedSrc, "max-unjoined-per-source", 0,
+		"most connections from one IP address that have not joined a pool yet (0 = a quarter of -max-unjoined)")
 	fs.DurationVar(&cfg.recoveryGrace, "recovery-grace", registry.DefaultRecoveryGrace,
 		"after a restart, how long a pool rebuilt by its returning members waits (since one last came back) for the missing ones, which are then declared dead")
 	fs.DurationVar(&cfg.recoveryWindow, "recovery-window", defaultRecoveryWindow,
@@ -128,6 +134,8 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 		return config{}, fmt.Errorf("-port %d is not a port number (0-65535)", cfg.port)
 	case cfg.heartbeat <= 0:
 		return config{}, fmt.Errorf("-heartbeat %v must be positive", cfg.heartbeat)
+	case cfg.death <= 0:
+		return config{}, fmt.Errorf("-death-timeout %v must be positive", cfg.death)
 	case cfg.stats < 0:
 		return config{}, fmt.Errorf("-stats %v must not be negative", cfg.stats)
 	case cfg.maxFrame < registry.MinMaxFrameSize:
@@ -142,6 +150,8 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 		return config{}, fmt.Errorf("-max-pool-bytes %d is below the minimum of %d", cfg.maxPoolBytes, minNameBytes)
 	case cfg.maxUnjoined < 1:
 		return config{}, fmt.Errorf("-max-unjoined %d must be positive", cfg.maxUnjoined)
+	case cfg.maxUnjoinedSrc < 0:
+		return config{}, fmt.Errorf("-max-unjoined-per-source %d must not be negative (0 = a quarter of -max-unjoined)", cfg.maxUnjoinedSrc)
 	case cfg.recoveryGrace <= 0:
 		return config{}, fmt.Errorf("-recovery-grace %v must be positive", cfg.recoveryGrace)
 	case cfg.recoveryWindow < 0:
@@ -196,6 +206,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 
 	opts := []registry.ServerOption{
 		registry.WithHeartbeatInterval(cfg.heartbeat),
+		registry.WithDeathTimeout(cfg.death),
 		registry.WithServerLogger(log),
 		registry.WithMaxFrameSize(cfg.maxFrame),
 		registry.WithMaxWaitingRequests(cfg.maxWaiting),
@@ -203,6 +214,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		registry.WithMaxPoolNames(cfg.maxPoolNames),
 		registry.WithMaxPoolNameBytes(cfg.maxPoolBytes),
 		registry.WithMaxUnjoinedConnections(cfg.maxUnjoined),
+		registry.WithMaxUnjoinedPerSource(cfg.maxUnjoinedSrc),
 		registry.WithRestartable(true),
 		registry.WithRecoveryGrace(cfg.recoveryGrace),
 		registry.WithRecoveryWindow(cfg.recoveryWindow),
@@ -218,11 +230,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", addr, err)
 	}
-	log.Info("trust", zap.String("config", trust.summary))
 	srv := registry.NewServer(opts...)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
-	if _, err := fmt.Fprintf(out, "ibis-registry listening on %s\n", ln.Addr()); err != nil {
+	if _, err := fmt.Fprintf(out, "ibis-registry listening on %s\n%s\n", ln.Addr(), trust.headline()); err != nil {
 		_ = srv.Close()
 		<-served
 		return fmt.Errorf("write to stdout: %w", err)

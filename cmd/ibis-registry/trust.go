@@ -34,6 +34,21 @@ const maxPoolSecretsFile = 1 << 20
 type trust struct {
 	options []registry.ServerOption
 	summary string
+	// authenticated: a client must know a pool secret or hold a certificate of the CA;
+	// encrypted: TLS.
+	authenticated, encrypted bool
+}
+
+// headline is the line printed at start that says whether the pools are secured, and how.
+func (t trust) headline() string {
+	state := "OPEN (not authenticated, not encrypted)"
+	switch {
+	case t.authenticated && t.encrypted:
+		state = "secured: authenticated and encrypted"
+	case t.authenticated:
+		state = "authenticated, not encrypted"
+	}
+	return fmt.Sprintf("ibis-registry pools: %s (%s)", state, t.summary)
 }
 
 // loadTrust reads the secrets and the TLS files that the flags name, or
@@ -63,6 +78,7 @@ func loadTrust(cfg config, getenv func(string) string) (trust, error) {
 	if secret.IsSet() {
 		t.options = append(t.options, registry.WithServerSecret(secret.Bytes()))
 		parts = append(parts, "a secret for every pool")
+		t.authenticated = true
 	}
 
 	if cfg.poolSecrets != "" {
@@ -71,6 +87,7 @@ func loadTrust(cfg config, getenv func(string) string) (trust, error) {
 			return t, err
 		}
 		t.options = append(t.options, registry.WithPoolSecrets(secrets))
+		t.authenticated = true
 		if secret.IsSet() {
 			parts = append(parts, fmt.Sprintf("secrets of their own for %d pools", len(secrets)))
 		} else {
@@ -97,6 +114,7 @@ func loadTrust(cfg config, getenv func(string) string) (trust, error) {
 		}
 		t.options = append(t.options, registry.WithServerTLS(tc))
 		parts = append(parts, "TLS 1.3 with client certificates of the CA "+files.CA)
+		t.authenticated, t.encrypted = true, true
 	} else {
 		parts = append(parts, "no TLS")
 	}

@@ -80,6 +80,18 @@ func TestTrustConfiguration(t *testing.T) {
 			t.Errorf("%s: %v", c.name, err)
 		case c.summary != "" && !strings.Contains(tr.summary, c.summary):
 			t.Errorf("%s: summary %q, want %q", c.name, tr.summary, c.summary)
+		case c.summary != "":
+			// The line printed at start says at once whether the pools are secured.
+			want := "ibis-registry pools: OPEN (not authenticated, not encrypted) (no pool secret"
+			switch {
+			case strings.Contains(c.summary, "TLS"):
+				want = "ibis-registry pools: secured: authenticated and encrypted ("
+			case strings.Contains(c.summary, "secret for every pool"):
+				want = "ibis-registry pools: authenticated, not encrypted (a secret for every pool; no TLS)"
+			}
+			if !strings.HasPrefix(tr.headline(), want) {
+				t.Errorf("%s: headline %q, want it to begin %q", c.name, tr.headline(), want)
+			}
 		}
 	}
 }

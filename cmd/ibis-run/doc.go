@@ -14,6 +14,7 @@
 //	IBIS_RANK       the launch index 0..N-1 (mpj takes it as the process's rank)
 //	IBIS_IMPL       the implementation, when -impl is given
 //	IBIS_HEARTBEAT  the heartbeat interval, when -heartbeat is given
+//	IBIS_DEATH_TIMEOUT  how long a silent member stays one, when -death-timeout is given
 //	IBIS_POOL_SECRET_FILE  with -secret: a file holding a fresh random pool secret
 //	IBIS_TLS_CERT, IBIS_TLS_KEY, IBIS_TLS_CA  with -tls: a throw-away certificate, its key
 //	                and the CA that signed it
@@ -28,7 +29,8 @@
 // embedded registry; for an external one, give the pool's secret and certificates in the
 // environment. Without -secret or -tls, an embedded registry takes the secret and TLS files
 // from ibis-run's own IBIS_POOL_SECRET(_FILE) and IBIS_TLS_* when they are set, since the
-// processes inherit them.
+// processes inherit them. A pool so secured is announced on stderr before anything else
+// ("ibis-run: the pool is authenticated by a pool secret and encrypted by TLS 1.3 ...").
 //
 // Every line a process writes is copied to ibis-run's stdout or stderr with the launch index
 // in front ("[2] ..."), a whole line at a time; a last line without a newline gets one, and a

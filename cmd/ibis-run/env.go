@@ -20,6 +20,7 @@ type poolEnv struct {
 	size      int
 	impl      string            // "" leaves an inherited IBIS_IMPL alone
 	heartbeat string            // "" leaves an inherited IBIS_HEARTBEAT alone
+	death     string            // "" leaves an inherited IBIS_DEATH_TIMEOUT alone
 	extra     map[string]string // further variables to set (-secret, -tls)
 	drop      []string          // inherited variables to leave out
 }
@@ -38,6 +39,9 @@ func childEnv(base []string, p poolEnv) func(index int) []string {
 	}
 	if p.heartbeat != "" {
 		set[ipl.EnvHeartbeat] = p.heartbeat
+	}
+	if p.death != "" {
+		set[ipl.EnvDeathTimeout] = p.death
 	}
 	for k, v := range p.extra {
 		set[k] = v

@@ -28,6 +28,7 @@ type settings struct {
 	metrics   string
 	pool      string
 	heartbeat time.Duration
+	death     time.Duration
 	registry  string
 	timeout   time.Duration
 	grace     time.Duration
@@ -56,6 +57,7 @@ func parseArgs(args []string, w io.Writer) (settings, error) {
 	fs.StringVar(&s.impl, "impl", "", "Ibis implementation for every process (sets IBIS_IMPL)")
 	fs.StringVar(&s.pool, "pool", "", "pool name (sets IBIS_POOL; default a fresh random name)")
 	fs.DurationVar(&s.heartbeat, "heartbeat", 0, "registry heartbeat interval, e.g. 500ms (sets IBIS_HEARTBEAT; default the registry's)")
+	fs.DurationVar(&s.death, "death-timeout", 0, "how long a silent process may stay a member of the embedded registry's pool, e.g. 60s (sets IBIS_DEATH_TIMEOUT; default the registry's, 30s)")
 	fs.StringVar(&s.registry, "registry", "", "host:port of an external registry server (default: start one in-process on 127.0.0.1)")
 	fs.DurationVar(&s.timeout, "timeout", 0, "stop everything after this long and exit with status 124 (0: no limit)")
 	fs.DurationVar(&s.grace, "grace", launch.DefaultGrace, "time between SIGTERM and SIGKILL when stopping processes")
@@ -92,6 +94,8 @@ func (s *settings) check() error {
 		return fmt.Errorf("-np %d: at most %d processes", s.np, maxProcs)
 	case s.heartbeat < 0:
 		return fmt.Errorf("-heartbeat %v: must not be negative", s.heartbeat)
+	case s.death < 0:
+		return fmt.Errorf("-death-timeout %v: must not be negative", s.death)
 	case s.timeout < 0:
 		return fmt.Errorf("-timeout %v: must not be negative", s.timeout)
 	case s.grace < 0:

@@ -41,7 +41,7 @@ func TestMain(m *testing.M) {
 }
 
 // envKeys are the variables ibis-run sets, printed by the "env" child.
-var envKeys = []string{"IBIS_REGISTRY", "IBIS_POOL", "IBIS_POOL_SIZE", "IBIS_IMPL", "IBIS_RANK", "IBIS_HEARTBEAT"}
+var envKeys = []string{"IBIS_REGISTRY", "IBIS_POOL", "IBIS_POOL_SIZE", "IBIS_IMPL", "IBIS_RANK", "IBIS_HEARTBEAT", "IBIS_DEATH_TIMEOUT"}
 
 func childMain(mode string) int {
 	switch mode {

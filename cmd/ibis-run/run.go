@@ -53,6 +53,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(errOut, "ibis-run: %v\n", err)
 		return exitFailure
 	}
+	if trust.secured != "" {
+		fmt.Fprintf(errOut, "ibis-run: the pool is %s\n", trust.secured)
+	}
 	if trust.dir != "" {
 		defer func() {
 			if err := os.RemoveAll(trust.dir); err != nil {
@@ -70,6 +73,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		opts = append(opts, trust.options...)
 		if s.heartbeat > 0 {
 			opts = append(opts, registry.WithHeartbeatInterval(s.heartbeat))
+		}
+		if s.death > 0 {
+			opts = append(opts, registry.WithDeathTimeout(s.death))
 		}
 		srv, err = registry.StartEmbedded("127.0.0.1:0", opts...)
 		if err != nil {
@@ -105,6 +111,9 @@ func runPool(ctx context.Context, s settings, regAddr string, trust poolTrust, s
 	}
 	if s.heartbeat > 0 {
 		pe.heartbeat = s.heartbeat.String()
+	}
+	if s.death > 0 {
+		pe.death = s.death.String()
 	}
 	log.Info("starting pool", zap.String("program", s.program), zap.Strings("args", s.args),
 		zap.Int("np", s.np), zap.String("registry", regAddr), zap.String("pool", pe.pool),

@@ -46,7 +46,7 @@ func TestEnvironment(t *testing.T) {
 	t.Setenv("IBIS_POOL", "stale-pool")
 	t.Setenv("IBIS_RANK", "stale-rank")
 	code, out, errOut := runSelf(t, context.Background(),
-		[]string{"-np", "3", "-pool", "mypool", "-impl", "tcp", "-heartbeat", "250ms"}, "env")
+		[]string{"-np", "3", "-pool", "mypool", "-impl", "tcp", "-heartbeat", "250ms", "-death-timeout", "45s"}, "env")
 	if code != 0 {
 		t.Fatalf("exit %d, stderr:\n%s", code, errOut)
 	}
@@ -65,7 +65,8 @@ func TestEnvironment(t *testing.T) {
 		} else if addr != registryAddr {
 			t.Fatalf("process %d got registry %s, process 0 got %s", i, addr, registryAddr)
 		}
-		want := []string{"IBIS_POOL=mypool", "IBIS_POOL_SIZE=3", "IBIS_IMPL=tcp", "IBIS_RANK=" + strconv.Itoa(i), "IBIS_HEARTBEAT=250ms"}
+		want := []string{"IBIS_POOL=mypool", "IBIS_POOL_SIZE=3", "IBIS_IMPL=tcp", "IBIS_RANK=" + strconv.Itoa(i), "IBIS_HEARTBEAT=250ms",
+			"IBIS_DEATH_TIMEOUT=45s"}
 		if !slices.Equal(got[1:], want) {
 			t.Errorf("process %d env %q, want %q", i, got[1:], want)
 		}
@@ -80,6 +81,8 @@ func TestEnvironmentDefaults(t *testing.T) {
 	os.Unsetenv("IBIS_IMPL")
 	t.Setenv("IBIS_HEARTBEAT", "")
 	os.Unsetenv("IBIS_HEARTBEAT")
+	t.Setenv("IBIS_DEATH_TIMEOUT", "")
+	os.Unsetenv("IBIS_DEATH_TIMEOUT")
 	pools := map[string]bool{}
 	for range 2 {
 		code, out, errOut := runSelf(t, context.Background(), []string{"-np", "2", "-registry", "127.0.0.1:9"}, "env")
@@ -97,7 +100,7 @@ func TestEnvironmentDefaults(t *testing.T) {
 			t.Errorf("pool names %q and %q, want one generated name", p0[1], p1[1])
 		}
 		pools[p0[1]] = true
-		if p0[3] != "IBIS_IMPL unset" || p0[5] != "IBIS_HEARTBEAT unset" {
+		if p0[3] != "IBIS_IMPL unset" || p0[5] != "IBIS_HEARTBEAT unset" || p0[6] != "IBIS_DEATH_TIMEOUT unset" {
 			t.Errorf("unset flags leaked into the environment: %q", p0)
 		}
 	}
@@ -106,10 +109,17 @@ func TestEnvironmentDefaults(t *testing.T) {
 	}
 }
 
+// joinHeartbeat is the -heartbeat of the tests whose processes join the embedded registry:
+// other than the default, to show it reaches them, and long. The registry gives a connection
+// 1.5 intervals to pass the pool check and join, and declares a member dead after 1.5
+// intervals of silence: with 300ms, a process stalled for half a second on a loaded machine
+// was refused ("poolauth: reading the verdict: EOF") or dropped, and the test failed.
+const joinHeartbeat = "40s"
+
 // TestEmbeddedRegistry: the processes join one closed-world pool at the embedded registry,
 // share its sequence numbers, and get the heartbeat interval given with -heartbeat.
 func TestEmbeddedRegistry(t *testing.T) {
-	code, out, errOut := runSelf(t, context.Background(), []string{"-np", "3", "-heartbeat", "300ms"}, "join")
+	code, out, errOut := runSelf(t, context.Background(), []string{"-np", "3", "-heartbeat", joinHeartbeat}, "join")
 	if code != 0 {
 		t.Fatalf("exit %d, stdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
@@ -120,7 +130,7 @@ func TestEmbeddedRegistry(t *testing.T) {
 		if len(got) != 1 {
 			t.Fatalf("process %d printed %q", i, got)
 		}
-		if _, err := fmt.Sscanf(got[0], "pool size 3 heartbeat 300ms sequence %d", &seq); err != nil {
+		if _, err := fmt.Sscanf(got[0], "pool size 3 heartbeat "+joinHeartbeat+" sequence %d", &seq); err != nil {
 			t.Fatalf("process %d printed %q: %v", i, got[0], err)
 		}
 		seqs = append(seqs, seq)
@@ -331,6 +341,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"-np", "1", "--"}, "no PROGRAM"},
 		{[]string{"-np", "1", "-bogus", "prog"}, "-bogus"},
 		{[]string{"-np", "1", "-heartbeat", "-1s", "prog"}, "-heartbeat"},
+		{[]string{"-np", "1", "-death-timeout", "-1s", "prog"}, "-death-timeout"},
 		{[]string{"-np", "1", "-timeout", "-1s", "prog"}, "-timeout"},
 		{[]string{"-np", "1", "-grace", "-1s", "prog"}, "-grace"},
 		{[]string{"-np", "1", "-timeout", "soon", "prog"}, "invalid value"},

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/ibisgo/ibis/internal/poolauth"
@@ -37,6 +38,9 @@ type poolTrust struct {
 	set     map[string]string // variables every process gets
 	drop    []string          // inherited variables every process loses
 	options []registry.ServerOption
+	// secured says how the pool is protected, for the line ibis-run prints at start
+	// ("authenticated by ... and encrypted by ..."); "" for an open pool.
+	secured string
 }
 
 // setupTrust prepares -secret and -tls, and, for an embedded registry, takes over the pool
@@ -78,8 +82,10 @@ func setupTrust(s settings, getenv func(string) string) (t poolTrust, err error)
 			return t, fmt.Errorf("the pool secret in ibis-run's environment ($%s / $%s): %w", envSecret, envSecretFile, err)
 		}
 	}
+	var secured []string
 	if secret.IsSet() && s.registry == "" {
 		t.options = append(t.options, registry.WithServerSecret(secret.Bytes()))
+		secured = append(secured, "authenticated by a pool secret")
 	}
 
 	var files tlsconf.Files
@@ -98,7 +104,13 @@ func setupTrust(s settings, getenv func(string) string) (t poolTrust, err error)
 			return t, fmt.Errorf("TLS files in ibis-run's environment ($%s, $%s, $%s): %w", envTLSCert, envTLSKey, envTLSCA, err)
 		}
 		t.options = append(t.options, registry.WithServerTLS(cfg))
+		ca := "a throw-away CA"
+		if !s.tls {
+			ca = "the CA " + files.CA
+		}
+		secured = append(secured, "encrypted by TLS 1.3 (registry and tcp connections) with certificates of "+ca)
 	}
+	t.secured = strings.Join(secured, " and ")
 	return t, nil
 }
 

@@ -69,16 +69,27 @@ func TestWithoutSecretOrTLS(t *testing.T) {
 func TestSecretAndTLSPool(t *testing.T) {
 	unsetenv(t, "IBIS_POOL_SECRET")
 	for _, flags := range [][]string{{"-secret"}, {"-tls"}, {"-secret", "-tls"}} {
-		code, out, errOut := runSelf(t, context.Background(), append([]string{"-np", "3", "-heartbeat", "300ms"}, flags...),
+		code, out, errOut := runSelf(t, context.Background(), append([]string{"-np", "3", "-heartbeat", joinHeartbeat}, flags...),
 			"trust", envJoin+"=yes")
 		if code != 0 {
 			t.Fatalf("%v: exit %d, stdout:\n%s\nstderr:\n%s", flags, code, out, errOut)
 		}
 		for i := range 3 {
 			got := linesOf(out, i)
-			if len(got) == 0 || !strings.HasPrefix(got[len(got)-1], "pool size 3 heartbeat 300ms sequence ") {
+			if len(got) == 0 || !strings.HasPrefix(got[len(got)-1], "pool size 3 heartbeat "+joinHeartbeat+" sequence ") {
 				t.Fatalf("%v: process %d printed %q", flags, i, got)
 			}
+		}
+		// ibis-run says, before anything else, that the pool is secured and how.
+		var want []string
+		if slices.Contains(flags, "-secret") {
+			want = append(want, "authenticated by a pool secret")
+		}
+		if slices.Contains(flags, "-tls") {
+			want = append(want, "encrypted by TLS 1.3 (registry and tcp connections) with certificates of a throw-away CA")
+		}
+		if line := "ibis-run: the pool is " + strings.Join(want, " and ") + "\n"; !strings.HasPrefix(errOut, line) {
+			t.Errorf("%v: stderr does not begin with %q:\n%s", flags, line, errOut)
 		}
 	}
 }

@@ -8,7 +8,8 @@
 // Each input line is "IMPLEMENTATION PROCESSES SECONDS [anything]"; several lines of one
 // (implementation, processes) are repetitions and the best (least) time counts. The
 // speedup of a point is the implementation's best time on one process over the point's.
-// Lines starting with # and blank lines are skipped.
+// Lines starting with # and blank lines are skipped. The process axis labels the counts
+// measured; the legend stands to the right of the axes, clear of the curves.
 package main
 
 import (
@@ -27,6 +28,8 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
+
+	"github.com/ibisgo/ibis/internal/figure"
 )
 
 // errInput marks a line that is not "IMPLEMENTATION PROCESSES SECONDS".
@@ -52,33 +55,60 @@ func run(r io.Reader, out, title string) error {
 	if err != nil {
 		return err
 	}
+	p, err := speedupPlot(best, title)
+	if err != nil {
+		return err
+	}
+	// The legend goes beside the axes: inside, it covered the curves where they end.
+	if err := figure.Save(p, 14*vg.Centimeter, 10*vg.Centimeter, out); err != nil {
+		return fmt.Errorf("speedplot: writing %s: %w", out, err)
+	}
+	return nil
+}
+
+// speedupPlot draws the speedup curves of the best times, and the ideal line.
+func speedupPlot(best map[string]map[int]float64, title string) (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = title
 	p.X.Label.Text = "processes"
 	p.Y.Label.Text = "speedup over one process"
 	maxP := 1
 	var args []any
+	counts := map[int]bool{}
 	for _, impl := range sortedKeys(best) {
 		one, ok := best[impl][1]
 		if !ok {
-			return fmt.Errorf("%w: %s has no time on one process to compare with", errInput, impl)
+			return nil, fmt.Errorf("%w: %s has no time on one process to compare with", errInput, impl)
 		}
 		var pts plotter.XYs
 		for _, procs := range sortedKeys(best[impl]) {
 			pts = append(pts, plotter.XY{X: float64(procs), Y: one / best[impl][procs]})
 			maxP = max(maxP, procs)
+			counts[procs] = true
 		}
 		args = append(args, impl, pts)
 	}
 	ideal := plotter.XYs{{X: 1, Y: 1}, {X: float64(maxP), Y: float64(maxP)}}
 	args = append(args, "ideal", ideal)
 	if err := plotutil.AddLinePoints(p, args...); err != nil {
-		return fmt.Errorf("speedplot: %w", err)
+		return nil, fmt.Errorf("speedplot: %w", err)
 	}
-	if err := p.Save(14*vg.Centimeter, 10*vg.Centimeter, out); err != nil {
-		return fmt.Errorf("speedplot: writing %s: %w", out, err)
+	p.X.Tick.Marker = processTicks(sortedKeys(counts))
+	p.Y.Tick.Marker = figure.LinearTicks{}
+	return p, nil
+}
+
+// processTicks labels the process counts measured (gonum's default ticks put 1.5
+// processes between 1 and 2); with more counts than fit, the default linear ticks.
+func processTicks(counts []int) plot.Ticker {
+	if len(counts) > 8 {
+		return figure.LinearTicks{}
 	}
-	return nil
+	ticks := make(plot.ConstantTicks, len(counts))
+	for i, c := range counts {
+		ticks[i] = plot.Tick{Value: float64(c), Label: strconv.Itoa(c)}
+	}
+	return ticks
 }
 
 // readTimings returns the best time of every (implementation, processes).

@@ -4,8 +4,11 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/ibisgo/ibis/internal/figure"
 )
 
 func TestPlotFromTimings(t *testing.T) {
@@ -33,5 +36,24 @@ func TestBadInput(t *testing.T) {
 	}
 	if err := run(strings.NewReader("tcp 1 1\n"), filepath.Join(t.TempDir(), "s.txt"), "t"); err == nil {
 		t.Error("a .txt output was accepted")
+	}
+}
+
+// TestAxes: the process axis labels the counts measured (not 1.5 processes), the speedup
+// axis several values.
+func TestAxes(t *testing.T) {
+	best, err := readTimings(strings.NewReader("tcp 1 8\ntcp 2 4.5\ntcp 4 3\nmp 1 9\nmp 2 5\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := speedupPlot(best, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := figure.Labels(&p.X); !slices.Equal(got, []string{"1", "2", "4"}) {
+		t.Errorf("process axis labels %q, want 1 2 4", got)
+	}
+	if got := figure.Labels(&p.Y); len(got) < 2 {
+		t.Errorf("speedup axis labels %q", got)
 	}
 }

@@ -1,7 +1,8 @@
 // Command hello is the canonical Ibis-Go program: the processes of a pool elect a
 // server; the server publishes a receive port under a global name and answers requests
 // in upcalls; every other process connects to that name, sends requests holding a
-// string and a []float64, and receives the replies on a port of its own.
+// string and a []float64, and receives the replies on a port of its own. The server ends
+// once every client has left the pool (registry events), failing if one died.
 //
 // Run a pool of four on this machine:
 //
@@ -57,6 +58,7 @@ func main() {
 }
 
 func run(ctx context.Context, n int, opts []ipl.Option) error {
+	gone := newDepartures()
 	ib, err := ipl.New(ctx, append(opts,
 		ipl.WithLogger(warnings()),
 		ipl.WithPortTypes(requestType, replyType),
@@ -65,6 +67,7 @@ func run(ctx context.Context, n int, opts []ipl.Option) error {
 		ipl.WithEventHandler(func(e ipl.Event) {
 			if e.Type == ipl.EventDied || e.Type == ipl.EventLeft {
 				fmt.Fprintf(os.Stderr, "hello: member %s %s\n", e.Member, e.Type)
+				gone.note(e)
 			}
 		}))...)
 	if err != nil {
@@ -83,15 +86,17 @@ func run(ctx context.Context, n int, opts []ipl.Option) error {
 	}
 	me := ib.Identifier()
 	if server == me {
-		return serve(ctx, ib, n*(max(reg.PoolSize(), 1)-1))
+		return serve(ctx, ib, max(reg.PoolSize(), 1)-1, gone)
 	}
 	return request(ctx, ib, n)
 }
 
-// serve answers want requests, each in an upcall, replying to the sender's "replies" port.
-func serve(ctx context.Context, ib ipl.Ibis, want int) error {
-	fmt.Printf("server %s: expecting %d requests\n", ib.Identifier(), want)
-	if want == 0 {
+// serve answers requests, each in an upcall, replying to the sender's "replies" port, until
+// all clients have left the pool: a client leaves once it has its replies, however many it
+// asked for. A client that died instead makes it an error.
+func serve(ctx context.Context, ib ipl.Ibis, clients int, gone *departures) error {
+	fmt.Printf("server %s: serving %d clients until they leave\n", ib.Identifier(), clients)
+	if clients == 0 {
 		fmt.Println("server: no clients in this pool; run several processes with ibis-run -np 4")
 		return nil
 	}
@@ -99,7 +104,6 @@ func serve(ctx context.Context, ib ipl.Ibis, want int) error {
 		mu      sync.Mutex
 		replies = map[string]ipl.SendPort{}
 		served  int
-		done    = make(chan struct{})
 	)
 	handler := func(m ipl.ReadMessage) error {
 		var greeting string
@@ -134,6 +138,12 @@ func serve(ctx context.Context, ib ipl.Ibis, want int) error {
 			replies[from.Ibis.ID] = sp
 			mu.Unlock()
 		}
+		// Counted before the reply goes out: the client leaves once it has its replies, and
+		// the server reads the count when the last client has left, while this upcall may
+		// still run (its message was finished above, so closing the port does not wait).
+		mu.Lock()
+		served++
+		mu.Unlock()
 		w, err := sp.NewMessage(ctx)
 		if err != nil {
 			return err
@@ -141,16 +151,8 @@ func serve(ctx context.Context, ib ipl.Ibis, want int) error {
 		if err := w.WriteFloat64(sum); err != nil {
 			return err
 		}
-		if _, err := w.Finish(); err != nil {
-			return err
-		}
-		mu.Lock()
-		served++
-		if served == want {
-			close(done)
-		}
-		mu.Unlock()
-		return nil
+		_, err = w.Finish()
+		return err
 	}
 	rp, err := ib.CreateReceivePort(requestType, "requests", ipl.Global(), ipl.WithMessageHandler(handler))
 	if err != nil {
@@ -160,12 +162,19 @@ func serve(ctx context.Context, ib ipl.Ibis, want int) error {
 	if err := rp.EnableMessageUpcalls(); err != nil {
 		return err
 	}
-	select {
-	case <-done:
-	case <-ctx.Done():
-		return fmt.Errorf("served %d of %d requests: %w", served, want, ctx.Err())
+	died, err := gone.wait(ctx, ib.Identifier(), clients)
+	if err := rp.Close(); err != nil { // no more requests
+		return err
 	}
-	fmt.Printf("server: served %d requests\n", want)
+	mu.Lock()
+	defer mu.Unlock()
+	if err != nil {
+		return fmt.Errorf("served %d requests, then gave up waiting for the clients to leave: %w", served, err)
+	}
+	if len(died) > 0 {
+		return fmt.Errorf("served %d requests; client(s) %v died", served, died)
+	}
+	fmt.Printf("server: served %d requests; every client has left\n", served)
 	return nil
 }
 

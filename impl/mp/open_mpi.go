@@ -98,6 +98,9 @@ func startRegistry(cfg *ipl.Config, w mpi.World, log *zap.Logger) (string, *regi
 	if cfg.HeartbeatInterval > 0 {
 		opts = append(opts, registry.WithHeartbeatInterval(cfg.HeartbeatInterval))
 	}
+	if cfg.DeathTimeout > 0 {
+		opts = append(opts, registry.WithDeathTimeout(cfg.DeathTimeout))
+	}
 	srv, err := registry.StartEmbedded(net.JoinHostPort(host, "0"), opts...)
 	if err != nil {
 		return "", nil, fmt.Errorf("starting the embedded registry on %s: %w", host, err)

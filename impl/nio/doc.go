@@ -9,7 +9,9 @@
 //     connections, and finishing a message waits until the queue is written. A receive
 //     port's connections are read by the event loops into per-connection inboxes, and a
 //     receive takes, from a queue, the next connection whose next message can start
-//     (its first packet has arrived): no goroutine and no read buffer per connection;
+//     (its first packet has arrived; on a many-to-one port, a message of up to 256 KiB
+//     once all of it has: core.WholeMessageLimit): no goroutine and no read buffer per
+//     connection;
 //   - thread: like nonblocking, on a second engine with a single event loop: one
 //     dedicated goroutine does all the I/O of the instance's thread-flavour ports.
 //

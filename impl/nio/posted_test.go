@@ -141,7 +141,10 @@ func postedPeerGone(t *testing.T, how, recv string) {
 	defer c.Close()
 	const size = 4 << 20
 	msg := messageBytes(t, size)
-	if _, err := c.Write(msg[:200<<10]); err != nil {
+	// More than core.WholeMessageLimit, so that the many-to-one port hands the
+	// message out before it is whole.
+	const first = core.WholeMessageLimit + 44<<10
+	if _, err := c.Write(msg[:first]); err != nil {
 		t.Fatal(err)
 	}
 	m, err := rp.Receive(ctx)
@@ -154,7 +157,7 @@ func postedPeerGone(t *testing.T, how, recv string) {
 	time.Sleep(100 * time.Millisecond) // the reader has taken what came and posted the rest
 	// More comes, into the posted slice, and the end right behind it: the event loop
 	// meets the end in its own read of the socket.
-	if _, err := c.Write(msg[200<<10 : 2<<20]); err != nil {
+	if _, err := c.Write(msg[first : 2<<20]); err != nil {
 		t.Fatal(err)
 	}
 	var want error

@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/ibisgo/ibis/internal/poolauth"
 	"github.com/ibisgo/ibis/internal/selfexec"
@@ -34,8 +35,9 @@ const envRank = "IBIS_RANK"
 // Local is -np: it starts an embedded registry and np copies of this executable with the
 // environment cmd/ibis-run gives its processes (registry, a fresh pool name, the pool size
 // and the launch index), waits for them, and returns the first failure's exit status. When
-// one fails or ctx ends, the others get SIGTERM. name prefixes its messages and the pool's
-// name. The processes write to stdout and stderr unprefixed: the applications print
+// one fails or ctx ends, the others get SIGTERM. Interrupted by SIGINT or SIGTERM, it
+// returns 128 plus the signal's number (130 for Ctrl-C), as cmd/ibis-run does. name prefixes
+// its messages and the pool's name. The processes write to stdout and stderr unprefixed: the applications print
 // results on rank 0 only, and their errors name their rank.
 //
 // With bind, and when there are at least np CPUs to run on (Linux), process k is bound to
@@ -44,7 +46,14 @@ const envRank = "IBIS_RANK"
 // shares a core for a moment delays every other rank at the next exchange (for SOR on two
 // cores, 1.9 s unbound against 1.4 s bound; docs/SOR.md). With more processes than CPUs
 // nothing is bound, as with mpirun --oversubscribe.
-func Local(ctx context.Context, name string, np int, args []string, stdout, stderr io.Writer, bind bool) int {
+//
+// WithLossTolerated (the divide-and-conquer applications) lets the others go on when one
+// fails after every process has joined the pool.
+func Local(ctx context.Context, name string, np int, args []string, stdout, stderr io.Writer, bind bool, opts ...Option) int {
+	var o options
+	for _, f := range opts {
+		f(&o)
+	}
 	sopts, err := ServerOptions(np)
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", name, err)
@@ -60,6 +69,7 @@ func Local(ctx context.Context, name string, np int, args []string, stdout, stde
 	childArgs := append(append([]string(nil), args...), "-np=0")
 	pool := name + "-" + strings.ToLower(rand.Text()[:16])
 
+	intr := watchInterrupts()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	type exit struct {
@@ -96,10 +106,22 @@ func Local(ctx context.Context, name string, np int, args []string, stdout, stde
 	if started < np {
 		code = exitFailure
 	}
+	var ok, lost, lostCode int
 	for range started {
 		e := <-done
 		e.c.Close()
+		if e.err == nil {
+			ok++
+		}
 		if e.err == nil || code != exitOK {
+			continue
+		}
+		if o.tolerate && ctx.Err() == nil && srv.Stats().Joins >= uint64(np) {
+			// The pool had formed: the others go on without this one.
+			if lost++; lost == 1 {
+				lostCode = exitCode(e.c)
+			}
+			fmt.Fprintf(stderr, "%s: process %d failed (%v); the others go on without it\n", name, e.rank, e.err)
 			continue
 		}
 		code = exitFailure
@@ -111,15 +133,65 @@ func Local(ctx context.Context, name string, np int, args []string, stdout, stde
 		}
 		cancel()
 	}
+	if sig, ok := intr.stop(); ok {
+		fmt.Fprintf(stderr, "%s: received %v; the processes were stopped\n", name, sig)
+		return 128 + int(sig)
+	}
+	if lost > 0 && code == exitOK {
+		if ok == 0 {
+			return lostCode
+		}
+		fmt.Fprintf(stderr, "%s: %d of %d processes were lost; the others finished the run\n", name, lost, np)
+	}
 	return code
 }
+
+// exitCode is a failed process's exit status for Local's own: its own when it exited
+// with one, else exitFailure (killed by a signal).
+func exitCode(c *selfexec.Child) int {
+	if ec := c.ExitCode(); ec > 0 {
+		return ec
+	}
+	return exitFailure
+}
+
+// Option configures Local.
+type Option func(*options)
+
+type options struct {
+	tolerate bool
+}
+
+// WithLossTolerated lets the other processes go on when one fails once every process
+// has joined the pool, for programs that survive the loss of a member (dc runs the jobs
+// of a lost process again; the root's loss fails the others on their own). Local then
+// succeeds when at least one process succeeded and every failure came after the pool
+// had formed; it says on stderr how many were lost. A failure before every process
+// joined still stops the others: a closed-world pool would wait for ever.
+func WithLossTolerated() Option { return func(o *options) { o.tolerate = true } }
 
 // ServerOptions configures the registry a launcher starts for np local processes that
 // inherit its environment: the pool secret (IBIS_POOL_SECRET or _FILE) and TLS
 // (IBIS_TLS_CERT, _KEY, _CA) of that environment, which the processes will require of it
-// (the checks are mutual), and room for np members from this one address.
+// (the checks are mutual), the heartbeat interval of IBIS_HEARTBEAT and the death timeout
+// of IBIS_DEATH_TIMEOUT (as an instance's embedded registry takes them), and room for np
+// members from this one address.
 func ServerOptions(np int) ([]registry.ServerOption, error) {
 	sopts := []registry.ServerOption{registry.WithMaxMembersPerSource(max(np, registry.DefaultMaxMembersPerSource))}
+	if v := os.Getenv(ipl.EnvHeartbeat); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return nil, fmt.Errorf("%s=%q: want a positive duration such as 500ms", ipl.EnvHeartbeat, v)
+		}
+		sopts = append(sopts, registry.WithHeartbeatInterval(d))
+	}
+	if v := os.Getenv(ipl.EnvDeathTimeout); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return nil, fmt.Errorf("%s=%q: want a positive duration such as 30s", ipl.EnvDeathTimeout, v)
+		}
+		sopts = append(sopts, registry.WithDeathTimeout(d))
+	}
 	secret, err := poolauth.Load(os.Getenv(ipl.EnvPoolSecret), os.Getenv(ipl.EnvPoolSecretFile))
 	if err != nil {
 		return nil, fmt.Errorf("the pool secret: %w", err)

@@ -68,6 +68,7 @@ type config struct {
 	timeout    time.Duration
 	stealWait  time.Duration
 	verbose    bool
+	progress   time.Duration
 	sites      int
 	wanDelay   time.Duration
 	ipl        []ipl.Option
@@ -92,9 +93,10 @@ func (a App) Exec(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		defer cancel()
 	}
 	if cfg.np > 0 {
-		return applaunch.Local(ctx, a.Name, cfg.np, args, stdout, stderr, cfg.bind)
+		// A lost process's jobs run again elsewhere: the run survives it.
+		return applaunch.Local(ctx, a.Name, cfg.np, args, stdout, stderr, cfg.bind, applaunch.WithLossTolerated())
 	}
-	if err := a.run(ctx, cfg, stdout); err != nil {
+	if err := a.run(ctx, cfg, stdout, stderr); err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", a.Name, err)
 		return ExitFailure
 	}
@@ -119,6 +121,7 @@ func (a App) parse(args []string, stderr io.Writer) (*config, error) {
 	fs.DurationVar(&cfg.timeout, "timeout", 0, "give up after this long (0: never)")
 	fs.DurationVar(&cfg.stealWait, "steal-timeout", 10*time.Second, "how long a thief waits for the answer to a steal request")
 	fs.BoolVar(&cfg.verbose, "v", false, "log what the work-stealing runtime does (on stderr)")
+	fs.DurationVar(&cfg.progress, "progress", 3*time.Second, "the root prints a progress line on stderr this often (0: none)")
 	fs.DurationVar(&cfg.wanDelay, "wan-delay", envDuration(dc.EnvWideAreaDelay), "emulate a wide area: delay every message to another site by this much (default $"+dc.EnvWideAreaDelay+")")
 	fs.IntVar(&cfg.sites, "sites", 0, "split the processes into this many sites by rank (site<rank mod sites>), for CRS without a real wide area (0: IBIS_SITE, or one site)")
 	if a.Flags != nil {
@@ -140,6 +143,8 @@ func (a App) parse(args []string, stderr io.Writer) (*config, error) {
 		return nil, fmt.Errorf("-np %d: must be 0 to 256", cfg.np)
 	case cfg.timeout < 0:
 		return nil, fmt.Errorf("-timeout %v: must not be negative", cfg.timeout)
+	case cfg.progress < 0:
+		return nil, fmt.Errorf("-progress %v: must not be negative", cfg.progress)
 	case cfg.stealWait <= 0:
 		return nil, fmt.Errorf("-steal-timeout %v: must be positive", cfg.stealWait)
 	case cfg.wanDelay < 0:
@@ -175,7 +180,7 @@ type output struct {
 }
 
 // run is one process of the pool (or the goroutine baseline).
-func (a App) run(ctx context.Context, cfg *config, stdout io.Writer) error {
+func (a App) run(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 	if cfg.goroutines {
 		start := time.Now()
 		line, fields, err := a.Alone(ctx)
@@ -211,9 +216,14 @@ func (a App) run(ctx context.Context, cfg *config, stdout io.Writer) error {
 	if err != nil {
 		return errors.Join(err, ib.Close())
 	}
+	stopProgress := func() {}
+	if cfg.progress > 0 {
+		stopProgress = a.showProgress(rt, cfg.progress, stderr)
+	}
 	start := time.Now()
 	line, fields, err := a.Run(ctx, rt)
 	secs := time.Since(start).Seconds()
+	stopProgress()
 	cerr := errors.Join(rt.Close(), ib.Close())
 	if err != nil {
 		return err

@@ -71,9 +71,7 @@ func Accept(conn io.ReadWriter, lookup Lookup) (string, error) {
 		return pool, err
 	}
 	refuse := func(reason string) (string, error) {
-		v := []byte{1, 0, 0}
-		binary.BigEndian.PutUint16(v[1:], uint16(len(reason)))
-		_, _ = conn.Write(append(v, reason...))
+		_ = writeRefusal(conn, reason)
 		return pool, &Refusal{Pool: pool, Reason: reason}
 	}
 	secret, ok := lookup(pool)
@@ -97,28 +95,39 @@ func Accept(conn io.ReadWriter, lookup Lookup) (string, error) {
 	return pool, nil
 }
 
-// Refuse runs the server's side of the exchange only to refuse the client for reason
-// (a member that speaks TLS answering a plain client: the reason says so). It returns
-// the *Refusal it sent, or the error that kept it from being sent.
-func Refuse(conn io.ReadWriter, reason string) error {
-	if len(reason) > maxReason {
-		reason = reason[:maxReason]
+// Refuse runs the server's side of the exchange on conn to refuse the client whatever
+// its pool, for reason (such as a server limit; at most 1 KiB is sent): the client's
+// Dial returns an error matching ErrUnauthenticated that quotes it. It returns the
+// client's pool once the refusal is written.
+func Refuse(conn io.ReadWriter, reason string) (string, error) {
+	ns, err := NewNonce()
+	if err != nil {
+		return "", err
 	}
-	var ns Nonce // never checked: nothing is proved on a refused connection
 	challenge := append(append([]byte(wireMagic), wireVersion), ns[:]...)
 	if _, err := conn.Write(challenge); err != nil {
-		return fmt.Errorf("poolauth: sending the challenge: %w", err)
+		return "", fmt.Errorf("poolauth: sending the challenge: %w", err)
 	}
 	pool, _, _, err := readHello(conn)
 	if err != nil {
-		return err
+		return pool, err
+	}
+	if err := writeRefusal(conn, reason); err != nil {
+		return pool, fmt.Errorf("poolauth: sending the refusal: %w", err)
+	}
+	return pool, nil
+}
+
+// writeRefusal writes the verdict that refuses a client, with reason cut to maxReason
+// bytes.
+func writeRefusal(w io.Writer, reason string) error {
+	if len(reason) > maxReason {
+		reason = reason[:maxReason]
 	}
 	v := []byte{1, 0, 0}
 	binary.BigEndian.PutUint16(v[1:], uint16(len(reason)))
-	if _, err := conn.Write(append(v, reason...)); err != nil {
-		return fmt.Errorf("poolauth: sending the refusal: %w", err)
-	}
-	return &Refusal{Pool: pool, Reason: reason}
+	_, err := w.Write(append(v, reason...))
+	return err
 }
 
 // PlainHello reports whether b, the first bytes a client sent, are the start of a

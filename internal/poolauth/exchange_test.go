@@ -216,7 +216,11 @@ func TestRefusePlainClient(t *testing.T) {
 			done <- errors.New("the client's first bytes are not a plain hello")
 			return
 		}
-		done <- Refuse(replayed{srv, io.MultiReader(bytes.NewReader(first), srv)}, "this member speaks TLS")
+		pool, err := Refuse(replayed{srv, io.MultiReader(bytes.NewReader(first), srv)}, "this member speaks TLS")
+		if err == nil {
+			err = &Refusal{Pool: pool}
+		}
+		done <- err
 	}()
 	err := Dial(cli, "p", Secret{})
 	if !errors.Is(err, ErrUnauthenticated) || !bytes.Contains([]byte(err.Error()), []byte("this member speaks TLS")) {

@@ -13,7 +13,8 @@ import (
 )
 
 // A sender streams numbered messages into a many-to-one port, is stopped (SIGSTOP) in
-// the middle of its stream and declared dead by the registry. The receiver cuts its
+// the middle of its stream and declared dead by the registry (its instance ends when it
+// comes back and learns it). The receiver cuts its
 // connection only after it has taken everything that arrived: every message it got is
 // whole and in order. Resumed, the sender learns from its Finish or Close how many of
 // the messages it was told were handed over the receiver took (the cut notice), and that
@@ -31,8 +32,9 @@ var _ = register(&testCase{
 	name:     "dead-sender-drained",
 	kills:    true,
 	children: 1,
-	// The stopped member is found by its silence: a short interval keeps the case short.
-	heartbeat: 3 * time.Second,
+	// The stopped member is found by its silence: a short timeout keeps the case short.
+	heartbeat:    time.Second,
+	deathTimeout: 4 * time.Second,
 	parent: func(e *Env) {
 		t := e.T
 		rp, err := e.Ibis.CreateReceivePort(ManyToOne, "drain")
@@ -132,7 +134,10 @@ var _ = register(&testCase{
 			}
 			handed++
 		}
-		errs = append(errs, sp.Close())
+		// Resumed, this member learns that it was declared dead and its instance ends,
+		// closing the port: what the port had to report is then in the instance's
+		// Close (which returns it to every caller).
+		errs = append(errs, sp.Close(), e.Ibis.Close())
 		err = errors.Join(errs...)
 		// The guarantee: Finish nil hands a message over; a receiver that throws away
 		// messages it was handed is reported by a later Finish or Close, which says

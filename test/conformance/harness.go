@@ -27,12 +27,12 @@ const (
 // caseTimeout bounds one case; it only ends a hung run, no case relies on it.
 const caseTimeout = 90 * time.Second
 
-// heartbeat is the registry's failure-detection interval in the suite. A killed member
-// is noticed at once through its broken registry connection; the heartbeat only guards
-// against silent ones, and a member declared dead has its connections cut. So it is
-// generous: a child starved of CPU on a loaded CI machine (the load cases under -race,
-// packages tested in parallel) must not be taken for dead. A case that needs a silent
-// member found sets its own (testCase.heartbeat).
+// heartbeat is the registry's heartbeat interval in the suite. A killed member is
+// noticed at once through its broken registry connection; a silent one after the
+// registry's death timeout (30s by default), and a member declared dead has its
+// connections cut. Both are generous: a child starved of CPU on a loaded CI machine (the
+// load cases under -race, packages tested in parallel) must not be taken for dead. A case
+// that needs a silent member found sets its own (testCase.deathTimeout).
 const heartbeat = 10 * time.Second
 
 // Options selects the implementation under test.
@@ -63,10 +63,13 @@ type testCase struct {
 	kills    bool // the case kills a member (Env.Kill)
 	// messageTimeout, when set, is every member's message timeout (ipl.WithMessageTimeout).
 	messageTimeout time.Duration
-	// heartbeat, when set, replaces the suite's failure-detection interval.
+	// heartbeat, when set, replaces the suite's heartbeat interval.
 	heartbeat time.Duration
-	parent    func(e *Env)
-	child     func(e *Env) error
+	// deathTimeout, when set, replaces the registry's death timeout (how long a silent
+	// member stays one; registry.DefaultDeathTimeout otherwise).
+	deathTimeout time.Duration
+	parent       func(e *Env)
+	child        func(e *Env) error
 }
 
 var (
@@ -181,7 +184,11 @@ func runCase(t *testing.T, opts Options, tc *testCase) {
 	if tc.heartbeat != 0 {
 		hb = tc.heartbeat
 	}
-	srv, err := registry.StartEmbedded("127.0.0.1:0", registry.WithHeartbeatInterval(hb))
+	sopts := []registry.ServerOption{registry.WithHeartbeatInterval(hb)}
+	if tc.deathTimeout != 0 {
+		sopts = append(sopts, registry.WithDeathTimeout(tc.deathTimeout))
+	}
+	srv, err := registry.StartEmbedded("127.0.0.1:0", sopts...)
 	if err != nil {
 		t.Fatalf("starting registry: %v", err)
 	}

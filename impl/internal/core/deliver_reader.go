@@ -7,7 +7,8 @@ import "io"
 // channel to whoever holds the token, and waits until the message is finished before
 // it reads on. The reader being the only one to touch the stream between messages
 // keeps the connection FIFO; the token makes sure one message of the port lives at a
-// time.
+// time. On a many-to-one port it reads each message ahead before it offers it, so
+// that the port gets the message whole (readahead.go).
 type readerDelivery struct {
 	ic   *inConn
 	done chan struct{} // the delivered message was finished (buffered: one)
@@ -20,11 +21,25 @@ var _ delivery = (*readerDelivery)(nil)
 func (d *readerDelivery) serve(r io.Reader) {
 	ic, p := d.ic, d.ic.port
 	defer ic.c.Close()
+	var ahead *readAhead
+	if src, ok := r.(aheadSource); ok && p.manyToOne {
+		ahead = newReadAhead(src, p)
+		defer ahead.release()
+		r = ahead
+	}
 	ic.readFrom(r)
 	for {
 		if p.isClosed() {
 			p.connEnded(ic, nil)
 			return
+		}
+		ic.guard.boundary()
+		if ahead != nil {
+			ahead.g = ic.guard
+			if err := ahead.fill(); err != nil { // whole messages first (readahead.go)
+				p.connEnded(ic, err)
+				return
+			}
 		}
 		m, err := p.startMessage(ic, d)
 		if err != nil {

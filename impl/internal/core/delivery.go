@@ -27,6 +27,10 @@ import (
 //     next message can start joins the port's FIFO of pending inboxes, and the token
 //     holder starts it on its own goroutine. No goroutine per connection.
 //
+// On a many-to-one port the first two steps wait for a message of up to
+// WholeMessageLimit to be whole, so that a sender stopped in the middle of one holds
+// up no other sender (readahead.go has the rule).
+//
 // A transport chooses by what it can offer: a byte stream it reads on a goroutine of its
 // own (Serve), a stream it can also peek and cut short with a deadline (ServeDirect,
 // which falls back to Serve where the port's type does not allow direct receipt), or

@@ -8,8 +8,8 @@
 // one and how to move packets. impl/tcp does that with blocking sockets, impl/nio with
 // gnet event loops and impl/mp over MPI. How a connection's messages reach their port
 // (a reader goroutine, direct receipt, or a push inbox) is described in delivery.go;
-// stalled and dead senders in stall.go; the handshake in handshake.go; the token that
-// keeps one message live per port in token.go; a send port's connections and multicast
-// on SendPort; TLS batching in tlsbatch.go. docs/DESIGN.md has how the packages fit
-// together.
+// whole messages first on many-to-one ports in readahead.go; stalled and dead senders
+// in stall.go; the handshake in handshake.go; the token that keeps one message live
+// per port in token.go; a send port's connections and multicast on SendPort; TLS
+// batching in tlsbatch.go. docs/DESIGN.md has how the packages fit together.
 package core

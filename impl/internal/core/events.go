@@ -3,6 +3,7 @@ package core
 import (
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -22,9 +23,12 @@ type eventQueue struct {
 
 	pending *fifo.Queue[ipl.Event]
 	dropped atomic.Int64 // events dropped because the queue was full
-	stop    chan struct{}
-	stopped chan struct{}
-	once    sync.Once
+	// pushed and handed count events queued and given to the program (its handler
+	// returned, or the channel took it), for settle.
+	pushed, handed atomic.Int64
+	stop           chan struct{}
+	stopped        chan struct{}
+	once           sync.Once
 }
 
 func newEventQueue(in *Instance, handler func(ipl.Event)) *eventQueue {
@@ -45,6 +49,7 @@ func newEventQueue(in *Instance, handler func(ipl.Event)) *eventQueue {
 const maxPendingEvents = 1 << 16
 
 func (q *eventQueue) push(e ipl.Event) {
+	q.pushed.Add(1)
 	if q.pending.PushBounded(e, maxPendingEvents) {
 		if n := q.dropped.Add(1); n&(n-1) == 0 { // the 1st, 2nd, 4th, ... drop
 			q.in.log.Warn("registry events nobody reads: dropping the oldest",
@@ -73,12 +78,29 @@ func (q *eventQueue) pump() {
 		}
 		if q.handler != nil {
 			q.handler(e)
+			q.handed.Add(1)
 			continue
 		}
 		select {
 		case q.out <- e:
+			q.handed.Add(1)
 		case <-q.stop:
 			return
+		}
+	}
+}
+
+// settle waits, at most for limit, until every event queued so far has been given to
+// the program (or dropped), so that an instance that ends by itself can tell it why
+// before Close stops delivery. A program that does not read Events() costs the limit.
+func (q *eventQueue) settle(limit time.Duration) {
+	target := q.pushed.Load()
+	deadline := time.Now().Add(limit)
+	for q.handed.Load()+q.dropped.Load() < target && time.Now().Before(deadline) {
+		select {
+		case <-q.stop:
+			return
+		case <-time.After(5 * time.Millisecond):
 		}
 	}
 }

@@ -16,7 +16,8 @@ import (
 // Push-mode connections: an event loop reads the socket and pushes the bytes into the
 // connection's Inbox; no goroutine waits on the connection. The receive port keeps a
 // FIFO of inboxes whose next message can be started without waiting (its first packet
-// is whole, or is a bulk packet whose body the reader streams), and whoever receives
+// is whole, or is a bulk packet whose body the reader streams; on a many-to-one port,
+// a message of up to WholeMessageLimit only once it is whole), and whoever receives
 // takes the next inbox from it (pending.go) and starts its message on its own
 // goroutine. An inbox is on that FIFO at most once and never while a message of it is
 // live, which keeps each connection FIFO. The inbox follows the packet headers as they
@@ -25,9 +26,10 @@ import (
 // connection whose end, goodbye or invalid bytes come next, with nothing startable
 // before them, is retired by the event loop at once, as a reader goroutine would
 // (lost-connection handlers run, ConnectedTo shrinks), without waiting for a receive.
-// So a Receive never scans the connections, a sender that stalls halfway through the
-// start of a message holds up nobody, and a thousand idle senders cost a thousand small
-// structs, not a thousand goroutines and read buffers (an idle inbox holds no buffer).
+// So a Receive never scans the connections, a sender that stalls halfway through a
+// message that has not been handed out holds up nobody, and a thousand idle senders
+// cost a thousand small structs, not a thousand goroutines and read buffers (an idle
+// inbox holds no buffer).
 //
 // A reader that waits for a large read with nothing buffered posts its slice, and the
 // transport's bytes go straight into it; a transport may also read its socket into
@@ -87,6 +89,10 @@ type Inbox struct {
 	// stream broke (nothing valid follows).
 	scan   serialization.Scanner
 	starts int // messages not yet read whose start can be read without waiting
+	// tail is the message the scan is in, not yet counted in starts: on a many-to-one
+	// port one of at most WholeMessageLimit bytes counts once it is whole
+	// (readahead.go has the rule).
+	tail tailScan
 
 	// post is the slice of a reader that waits for a large read with nothing
 	// buffered (inbox_posted.go): the next bytes of the stream go straight into it,
@@ -328,15 +334,34 @@ func (b *Inbox) store(p []byte) {
 	b.n += len(p)
 }
 
+// tailScan is what the scan knows of the message it is in.
+type tailScan struct {
+	bytes   int  // its bytes scanned so far
+	begun   bool // it could be started: its first packet (or bulk header) is whole
+	counted bool // it is counted in starts
+}
+
 // scanPushed follows the packet structure of the newly pushed bytes with the reader's header
 // checks (serialization.Scanner), so that a connection whose next message is bad is
-// retired at once, as a reader goroutine would, and counts the messages that can start.
+// retired at once, as a reader goroutine would, and counts the messages that can start:
+// on a many-to-one port, whole first (see WholeMessageLimit); on other ports, at their
+// first packet.
 func (b *Inbox) scanPushed(p []byte) {
+	t := &b.tail
 	for len(p) > 0 && b.scan.Err() == nil {
 		n, ev := b.scan.Feed(p)
 		p = p[n:]
+		t.bytes += n
 		if ev&serialization.ScanStart != 0 {
+			t.begun = true
+		}
+		if t.begun && !t.counted && (ev&serialization.ScanEnd != 0 || !b.port.manyToOne ||
+			t.bytes > WholeMessageLimit || b.port.push.buffered.Load() >= PortHighWater) {
 			b.starts++
+			t.counted = true
+		}
+		if ev&serialization.ScanEnd != 0 {
+			*t = tailScan{}
 		}
 	}
 }
@@ -511,7 +536,8 @@ func (b *Inbox) unparked() func() {
 // finish it. It is resumed here, whatever the port's budget says; otherwise a port
 // whose budget is held by such starts stalls for good (a hundred senders of 56 KB
 // messages did). Its bytes stay bounded: until its next message can start it is not
-// paused again, and an unfinished start is at most one packet.
+// paused again, and an unfinished start is at most one packet or, on a many-to-one
+// port, WholeMessageLimit and a push.
 func (b *Inbox) released() {
 	b.mu.Lock()
 	if b.starts > 0 {

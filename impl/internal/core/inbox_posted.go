@@ -106,7 +106,12 @@ func (b *Inbox) FillFrom(read func(p []byte) (int, error), more bool) (full bool
 	// nothing of it when FillFrom returns, only chunks cut from its start.
 	var buf *fillBuf
 	var used int
-	defer func() { buf.release() }()
+	defer func() {
+		if buf != nil {
+			b.unpin(buf)
+			buf.release()
+		}
+	}()
 	for got := 0; got < fillMax; {
 		b.mu.Lock()
 		if b.ended || b.state == inboxRetired {
@@ -154,6 +159,35 @@ func (b *Inbox) FillFrom(read func(p []byte) (int, error), more bool) (full bool
 		}
 	}
 	return false, nil
+}
+
+// unpin gives a fill buffer back at once when the inbox will hold its chunks for a
+// while: paused or parked (its port is behind), or holding only the unfinished start
+// of a message. Its chunks of buf become copies of their own, so that a connection
+// that waits pins the bytes it holds, not a fillBufSize buffer per connection (a
+// thousand parked senders of 56 KB messages pinned 294 MB). An inbox whose message is
+// being read, or that waits its turn with its flow on, keeps the chunks as they are:
+// they are read soon.
+func (b *Inbox) unpin(buf *fillBuf) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.state == inboxOwned || (b.flow == flowOn && b.starts > 0) {
+		return
+	}
+	for i := range b.chunks {
+		c := &b.chunks[i]
+		if c.buf != buf {
+			continue
+		}
+		from := c.b
+		if i == 0 {
+			from, b.off = from[b.off:], 0
+		}
+		own := make([]byte, len(from))
+		copy(own, from)
+		c.buf.release()
+		*c = chunk{b: own}
+	}
 }
 
 // readPosted reads into the posted slice, at most max bytes; b.mu is held, and held

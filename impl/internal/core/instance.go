@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -105,6 +106,9 @@ func Open(ctx context.Context, cfg *ipl.Config, impl string, tr Transport) (*Ins
 		sopts = append(sopts, registry.WithServerLogger(in.log.Named("registry")))
 		if cfg.HeartbeatInterval > 0 {
 			sopts = append(sopts, registry.WithHeartbeatInterval(cfg.HeartbeatInterval))
+		}
+		if cfg.DeathTimeout > 0 {
+			sopts = append(sopts, registry.WithDeathTimeout(cfg.DeathTimeout))
 		}
 		if in.secret.IsSet() {
 			sopts = append(sopts, registry.WithServerSecret(in.secret.Bytes()))
@@ -407,6 +411,16 @@ func (in *Instance) onEvent(e registry.Event) {
 		in.peerGone(e.Member, e.Type)
 	}
 	in.events.push(e)
+	if e.Type == registry.RegistryLost && strings.HasPrefix(e.Name, registry.LostDeclaredDead) {
+		// The pool has buried this instance and cut its connections: it cannot go on.
+		// Close runs on a goroutine of its own, since it waits for this handler's, once
+		// the program has had this event (for at most a second).
+		in.log.Error("the registry declared this instance dead; closing it", zap.String("why", e.Name))
+		go func() {
+			in.events.settle(time.Second)
+			_ = in.Close()
+		}()
+	}
 }
 
 // ports returns the current ports; with closing set it also marks the instance

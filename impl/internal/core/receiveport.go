@@ -61,11 +61,15 @@ type ReceivePort struct {
 	downcalls   bool            // the type has connection.downcalls: keep the new/lost lists
 	numbered    bool            // the type has communication.numbered
 	explicit    bool            // the type has receive.explicit
+	manyToOne   bool            // the type accepts several senders: whole messages first (readahead.go)
 	direct      bool            // the type allows direct receipt (see deliver_direct.go)
 	directConn  *directDelivery // the connection Receive reads itself (direct receipt)
 	connArrived chan struct{}   // signals a new direct connection to a waiting Receive
 
 	push pushQueue // push-mode connections with something to read (see inbox.go)
+	// aheadHeld counts the bytes of the read-ahead buffers of the port's reader
+	// goroutines (readahead.go), bounded by PortHighWater.
+	aheadHeld atomic.Int64
 }
 
 var _ ipl.ReceivePort = (*ReceivePort)(nil)
@@ -102,6 +106,7 @@ func newReceivePort(in *Instance, pt ipl.PortType, name string, cfg ipl.ReceiveP
 		downcalls:   pt.Has(ipl.ConnectionDowncalls),
 		numbered:    pt.Has(ipl.CommunicationNumbered),
 		explicit:    pt.Has(ipl.ReceiveExplicit),
+		manyToOne:   pt.ManyToOne(),
 	}
 	p.direct = p.directCapable()
 	return p
@@ -191,10 +196,8 @@ func (p *ReceivePort) accept(req *Request, conn InConn) (*Reply, *Acceptance) {
 }
 
 // startMessage reads the start of the connection's next message, which via delivers.
+// A delivery that reads a stream marks the boundary on its guard first.
 func (p *ReceivePort) startMessage(ic *inConn, via delivery) (*readMessage, error) {
-	if ic.guard != nil {
-		ic.guard.boundary()
-	}
 	if err := ic.rd.Next(); err != nil {
 		return nil, err
 	}

@@ -36,8 +36,13 @@ type refusalLog struct {
 func newRefusalLog() *refusalLog { return &refusalLog{now: time.Now} }
 
 // refused logs one refused connection (msg, the peer's address and why), or counts it
-// when this window's burst is spent.
+// when this window's burst is spent. A connection that merely ended (LogIncomingFailure
+// logs it at debug level) is not counted.
 func (r *refusalLog) refused(log *zap.Logger, msg string, remote net.Addr, why error) {
+	if connectionEnded(why) {
+		LogIncomingFailure(log, msg, remote, why)
+		return
+	}
 	r.mu.Lock()
 	now := r.now()
 	if now.Sub(r.start) >= refusalWindow {
@@ -93,7 +98,11 @@ func sniffPlain(conn net.Conn) (net.Conn, error) {
 	if !poolauth.PlainHello(first) {
 		return pc, nil
 	}
-	err := poolauth.Refuse(pc, "this member speaks TLS and the dialling one does not: configure TLS (IBIS_TLS_CERT, IBIS_TLS_KEY, IBIS_TLS_CA) on every member or on none")
+	const reason = "this member speaks TLS and the dialling one does not: configure TLS (IBIS_TLS_CERT, IBIS_TLS_KEY, IBIS_TLS_CA) on every member or on none"
+	pool, err := poolauth.Refuse(pc, reason)
+	if err == nil {
+		err = &poolauth.Refusal{Pool: pool, Reason: reason}
+	}
 	return nil, fmt.Errorf("%w: a client without TLS: %w", ipl.ErrUnauthenticated, err)
 }
 

@@ -15,7 +15,8 @@ import (
 )
 
 // Stalled senders. A receiver that waits for the rest of a message holds its port (a
-// many-to-one port's other senders wait behind it), and a connection holding the start
+// many-to-one port's other senders wait behind it, unless the message is one the port
+// hands out only once it is whole: readahead.go), and a connection holding the start
 // of a message holds memory. A sender that stops in the middle of a message (a stopped
 // process, a broken network, a peer that never finishes) must not do either for long.
 //
@@ -24,11 +25,16 @@ import (
 // brought some; push-mode inboxes count every push and know from their scan whether
 // they are inside a message. One watchdog goroutine per instance, running while it has
 // incoming connections, looks at all the watches four times per message timeout (see
-// period): a connection that has waited inside a message with no progress between two
-// looks a timeout apart is cut. Its reader gets ErrStalled (and ErrConnectionLost); the
-// port's other senders go on. The time a program holds a message without reading it,
-// and the time between messages, do not count, and a connection paused for flow
-// control waits for nothing and is never cut. The readers pay two atomic stores and an
+// period): a connection whose reader has waited inside a message with no progress
+// for a timeout, timed from the first look that saw it wait, is cut: between one and
+// one and a quarter timeouts after the wait began. Stalled connections are cut
+// together, whether or not the port was reading them: a reader goroutine reads its
+// message ahead before it offers it (readahead.go), and an inbox is read by its event
+// loop; only a tcp message larger than WholeMessageLimit, whose reader waits for the
+// port after reading that much, is timed once the port reads it. The reader gets
+// ErrStalled (and ErrConnectionLost); the port's other senders go on. The time a
+// program holds a message without reading it, and the time between messages, do not
+// count, and a connection paused for flow control waits for nothing and is never cut. The readers pay two atomic stores and an
 // atomic add per read of the socket, no timer per message.
 //
 // The watchdog also ends the connections of a member the registry declared dead, but
@@ -277,9 +283,16 @@ func (d *watchdog) look(ic *inConn, now time.Time) (dying bool) {
 	}
 	pr := w.progress.Load()
 	waiting, mid := ic.waiting()
-	if pr != w.seen || !waiting {
+	switch {
+	case !waiting:
 		w.seen, w.stallAt = pr, time.Time{}
-	} else if w.stallAt.IsZero() {
+	case pr != w.seen:
+		// Bytes came since the last look and the reader waits again: its wait began
+		// at most a period ago. Timing it from now cuts it between one and one and a
+		// quarter timeouts after it began; timing it from the next look (as when no
+		// bytes had come) would make that one and a quarter to one and a half.
+		w.seen, w.stallAt = pr, now
+	case w.stallAt.IsZero():
 		w.stallAt = now
 	}
 	stalledFor := time.Duration(0)

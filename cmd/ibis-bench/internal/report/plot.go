@@ -9,6 +9,8 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
+
+	"github.com/ibisgo/ibis/internal/figure"
 )
 
 // Size of a saved figure.
@@ -17,61 +19,64 @@ const (
 	plotHeight = 10 * vg.Centimeter
 )
 
-// PlotPaths returns the files SavePlot writes for n plots: path itself for one plot,
-// name-1.ext, name-2.ext, ... for several.
+// PlotPaths returns the files SavePlot writes for n plots: path itself for the first
+// (the main figure), name-2.ext, name-3.ext, ... for the others.
 func PlotPaths(path string, n int) []string {
-	if n == 1 {
-		return []string{path}
-	}
 	ext := filepath.Ext(path)
 	base := strings.TrimSuffix(path, ext)
 	out := make([]string, n)
 	for i := range out {
-		out[i] = fmt.Sprintf("%s-%d%s", base, i+1, ext)
+		out[i] = path
+		if i > 0 {
+			out[i] = fmt.Sprintf("%s-%d%s", base, i+1, ext)
+		}
 	}
 	return out
 }
 
-// SavePlot draws every plot of the report with gonum/plot to path (.png or .svg);
-// with several plots they go to name-1.ext, name-2.ext, ... (see PlotPaths).
-func (r *Report) SavePlot(path string) error {
+// SavePlot draws every plot of the report with gonum/plot (.png or .svg): the first to
+// path, the others to the names PlotPaths gives. It returns the files written, in the
+// order of the plots, also those written before an error.
+func (r *Report) SavePlot(path string) ([]string, error) {
 	ext := strings.ToLower(filepath.Ext(path))
 	if ext != ".png" && ext != ".svg" {
-		return fmt.Errorf("%w: %q (use .png or .svg)", ErrFormat, path)
+		return nil, fmt.Errorf("%w: %q (use .png or .svg)", ErrFormat, path)
 	}
 	if len(r.Plots) == 0 {
-		return fmt.Errorf("%w: %s produces no curves", ErrNoPlot, r.Command)
+		return nil, fmt.Errorf("%w: %s produces no curves", ErrNoPlot, r.Command)
 	}
+	var written []string
 	for i, name := range PlotPaths(path, len(r.Plots)) {
 		p, err := r.Plots[i].render()
 		if err != nil {
-			return err
+			return written, err
 		}
-		if err := p.Save(plotWidth, plotHeight, name); err != nil {
-			return fmt.Errorf("report: saving %s: %w", name, err)
+		if err := figure.Save(p, plotWidth, plotHeight, name); err != nil {
+			return written, fmt.Errorf("report: saving %s: %w", name, err)
 		}
+		written = append(written, name)
 	}
-	return nil
+	return written, nil
 }
 
-// render builds the gonum plot. Points that a log axis cannot show (zero or
+// render builds the gonum plot; figure.Save puts its legend beside the axes. Points that a log axis cannot show (zero or
 // negative) are left out of that curve rather than failing the whole figure.
 func (pl *Plot) render() (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = pl.Title
 	p.X.Label.Text = pl.XLabel
 	p.Y.Label.Text = pl.YLabel
+	p.X.Tick.Marker = figure.LinearTicks{}
+	p.Y.Tick.Marker = figure.LinearTicks{}
 	if pl.LogX {
 		p.X.Scale = plot.LogScale{}
-		p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+		p.X.Tick.Marker = figure.LogTicks{}
 	}
 	if pl.LogY {
 		p.Y.Scale = plot.LogScale{}
-		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+		p.Y.Tick.Marker = figure.LogTicks{}
 	}
 	p.Add(plotter.NewGrid())
-	p.Legend.Top = true
-	p.Legend.Left = true
 	drawn := 0
 	for i, s := range pl.Series {
 		var xys plotter.XYs

@@ -1,0 +1,115 @@
+package applaunch
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/ibisgo/ibis/internal/leakcheck"
+	"github.com/ibisgo/ibis/internal/selfexec"
+)
+
+// envTestLauncher makes the test binary an application with -np: it runs Local, whose
+// processes (this binary again, with IBIS_RANK set) print "ready PID" and wait for a signal.
+const envTestLauncher = "APPLAUNCH_TEST_LAUNCHER"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(envTestLauncher) != "" {
+		os.Exit(launcherChild())
+	}
+	goleak.VerifyTestMain(m, leakcheck.Options()...)
+}
+
+// launcherChild is an application as sor's main is: signals end its context; with IBIS_RANK
+// set it is one of the pool's processes, otherwise the -np launcher of two.
+func launcherChild() int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if _, ok := os.LookupEnv(envRank); ok {
+		fmt.Printf("ready %d\n", os.Getpid())
+		select {
+		case <-ctx.Done():
+			fmt.Fprintln(os.Stderr, "rank interrupted")
+			return 1 // as an application whose work was cut short
+		case <-time.After(5 * time.Minute):
+			return 3
+		}
+	}
+	return Local(ctx, "apptest", 2, nil, os.Stdout, os.Stderr, false)
+}
+
+// TestInterruptExitCode: Ctrl-C (SIGINT to the launcher and to its processes, as a terminal
+// sends it to the whole foreground group) makes an -np launcher exit 130, not with the status
+// of a process it stopped; SIGTERM to the launcher alone makes it exit 143.
+func TestInterruptExitCode(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		sig     syscall.Signal
+		toRanks bool
+		want    int
+	}{
+		{"ctrl-c", syscall.SIGINT, true, 130},
+		{"sigterm", syscall.SIGTERM, false, 143},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+			defer cancel()
+			child, err := selfexec.Start(ctx, nil, selfexec.WithoutEnv("IBIS_"),
+				selfexec.WithEnv(envTestLauncher+"=1"), selfexec.WithStdoutPipe())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer child.Close()
+			pids := readyPids(t, child.StdoutPipe(), 2)
+			if c.toRanks {
+				for _, pid := range pids {
+					if err := syscall.Kill(pid, c.sig); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			if err := child.Signal(c.sig); err != nil {
+				t.Fatal(err)
+			}
+			_ = child.Wait()
+			if code := child.ExitCode(); code != c.want {
+				t.Fatalf("exit %d, want %d; stderr:\n%s", code, c.want, child.Stderr())
+			}
+			if want := fmt.Sprintf("apptest: received %v", c.sig); !strings.Contains(child.Stderr(), want) {
+				t.Errorf("stderr lacks %q:\n%s", want, child.Stderr())
+			}
+		})
+	}
+}
+
+// readyPids reads "ready PID" lines until n processes said they run, and leaves the rest of
+// the output to a goroutine that ends when the pipe does.
+func readyPids(t *testing.T, r io.Reader, n int) []int {
+	t.Helper()
+	sc := bufio.NewScanner(r)
+	var pids []int
+	for len(pids) < n && sc.Scan() {
+		if f := strings.Fields(sc.Text()); len(f) == 2 && f[0] == "ready" {
+			pid, err := strconv.Atoi(f[1])
+			if err != nil {
+				t.Fatalf("bad line %q", sc.Text())
+			}
+			pids = append(pids, pid)
+		}
+	}
+	if len(pids) < n {
+		t.Fatalf("%d processes ready before the output ended: %v", len(pids), sc.Err())
+	}
+	go func() { _, _ = io.Copy(io.Discard, r) }()
+	return pids
+}
