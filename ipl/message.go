@@ -29,9 +29,24 @@ type WriteMessage interface {
 	// Send pushes what was written so far onto the network without ending the message.
 	Send() error
 	// Finish ends the message and returns the bytes it moved (headers included). After
-	// Finish the message must not be used. A connection lost while the message lived
-	// (Send and Finish report it) is a *ConnectionError naming the receive port, one per
-	// lost connection, joined; the others still got the whole message.
+	// Finish the message must not be used.
+	//
+	// Finish returning nil means the message was handed whole to every connection the
+	// port has (on tcp and nio: written to the socket, past any queue), not that a
+	// receiver has read it: like a write to a socket, or MPI_Send, it completes
+	// locally. A program that needs proof of receipt asks its receiver for a reply.
+	// What Ibis does promise (tcp, nio): a receiver that cuts a connection (its sender
+	// was declared dead, or stalled in the middle of a message) first tells the sender
+	// how many whole messages it took, and if that is fewer than Finish handed over,
+	// the next Finish (or Disconnect, or Close) of the port returns an error matching
+	// ErrConnectionLost that names the receiver and says how many were thrown away. A
+	// loss of other kinds (a receiver whose process ended, a broken network) is
+	// reported as the port sees it: the disconnect handler, LostConnections, and Send
+	// or Finish of a message it interrupts.
+	//
+	// A connection lost while the message lived (Send and Finish report it) is a
+	// *ConnectionError naming the receive port, one per lost connection, joined; the
+	// others still got the whole message.
 	Finish() (int64, error)
 	// Bytes returns the bytes written so far.
 	Bytes() int64

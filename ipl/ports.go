@@ -28,7 +28,12 @@ type SendPort interface {
 	LostConnections() ([]ReceivePortIdentifier, error)
 	// Stats counts the port's messages, bytes and connections so far.
 	Stats() PortStats
-	// Close disconnects from every receive port cleanly and frees the port.
+	// Close disconnects from every receive port cleanly and frees the port. It returns
+	// nil when every goodbye was handed to its connection and no receiver reported
+	// throwing away messages whose Finish had returned nil (see WriteMessage.Finish);
+	// such a report not yet returned by a Finish is returned here, matching
+	// ErrConnectionLost and naming the receiver. Like Finish, a nil Close is not proof
+	// that the receivers have read the last messages.
 	Close() error
 }
 

@@ -120,12 +120,22 @@ func consume(bufs net.Buffers, n int) net.Buffers {
 	return bufs
 }
 
+// receiverGone reports whether a write failed because the receiver is gone (broken
+// pipe, reset). The connection is then left to the event loop, which reads what the
+// receiver wrote before its end (a cut notice, core/cutnotice.go) and closes it; the
+// send port closes it too once it has heard the end (or gave up waiting).
+func receiverGone(err error) bool {
+	return errors.Is(err, unix.EPIPE) || errors.Is(err, unix.ECONNRESET)
+}
+
 // directFailed ends the connection after a failed direct write and returns the
 // sender's error.
 func (o *queuedOut) directFailed(err error) error {
 	err = fmt.Errorf("%w: writing: %w", ipl.ErrConnectionLost, err)
 	o.fail(err)
-	_ = o.gc.Close()
+	if !receiverGone(err) {
+		_ = o.gc.Close()
+	}
 	return err
 }
 

@@ -8,11 +8,13 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/panjf2000/gnet/v2"
 	"golang.org/x/sys/unix"
 
 	"github.com/ibisgo/ibis/impl/internal/core"
+	"github.com/ibisgo/ibis/impl/internal/sockets"
 	"github.com/ibisgo/ibis/internal/fsm"
 	"github.com/ibisgo/ibis/ipl"
 )
@@ -157,6 +159,41 @@ func (ib *inbound) Close() error {
 		return ib.gc.Close()
 	}
 	return ib.nc.Close()
+}
+
+// NotifyCut writes a cut notice before the connection is cut (core's CutNotifier):
+// through gnet while the event loop has the connection (its close sends what is
+// queued first), on the duplicate descriptor while paused.
+func (ib *inbound) NotifyCut(notice []byte) {
+	ib.mu.Lock()
+	defer ib.mu.Unlock()
+	switch {
+	case ib.state == inShut:
+	case ib.fd >= 0:
+		_, _ = unix.Write(ib.fd, notice) // non-blocking; an empty buffer takes it
+	case ib.gc != nil:
+		_ = ib.gc.AsyncWrite(notice, nil)
+	default:
+		_ = ib.nc.SetWriteDeadline(time.Now().Add(time.Second))
+		_, _ = ib.nc.Write(notice)
+	}
+}
+
+// Pending reports how many bytes the kernel holds unread for the connection (core's
+// PendingCounter): the stall watchdog cuts a dead sender's connection only once they
+// have been read.
+func (ib *inbound) Pending() (int, bool) {
+	ib.mu.Lock()
+	defer ib.mu.Unlock()
+	fd := ib.fd // the duplicate, while paused
+	if fd < 0 && ib.gc != nil {
+		fd = ib.gc.Fd()
+	}
+	if fd < 0 || ib.state == inShut {
+		return 0, false
+	}
+	n, err := sockets.FDPending(fd)
+	return n, err == nil
 }
 
 // enroll hands the socket to the event loop (the first time, and after each pause).

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/ibisgo/ibis/impl/internal/core"
+	"github.com/ibisgo/ibis/impl/internal/sockets"
 	"github.com/ibisgo/ibis/internal/fsm"
 	"github.com/ibisgo/ibis/ipl"
 )
@@ -80,6 +81,9 @@ type queuedOut struct {
 	// (direct.go), -1 when there is none or once the end closed it. Being ours, it
 	// cannot be closed and reused under a write by the event loop's close.
 	wfd int
+	// ours: Close ended the connection; a later end read from the receiver is not
+	// reported (lost hears nothing after Close).
+	ours bool
 }
 
 // outState is where a queued connection is in its life:
@@ -306,7 +310,9 @@ func (o *queuedOut) flush() {
 			// so that no packet queued meanwhile schedules another.
 			o.mu.Unlock()
 			o.fail(fmt.Errorf("%w: writing: %w", ipl.ErrConnectionLost, err))
-			_ = o.gc.Close()
+			if !receiverGone(err) {
+				_ = o.gc.Close()
+			}
 			return
 		}
 		full := n <= 0 || err != nil
@@ -359,15 +365,32 @@ func (o *queuedOut) broadcast() {
 // fail ends the connection's queue with err, which is a loss: lost hears of it.
 func (o *queuedOut) fail(err error) { o.end(outEnded, err, false) }
 
+// receiverEnded ends the queue with err, an end read from the receiver's side (its
+// cut notice, close or reset). lost hears of it even when the queue had ended before
+// (a write that failed first), so that the send port learns what the receiver said.
+func (o *queuedOut) receiverEnded(next outState, err error) {
+	if o.end(next, err, false) {
+		return
+	}
+	o.mu.Lock()
+	ours := o.ours
+	o.mu.Unlock()
+	if !ours {
+		o.lost(err)
+	}
+}
+
 // end moves the connection to next (outEnded, or outReleased when gnet let go of it)
 // and, coming from outOpen, ends its queue with err: what was still queued is freed
-// and waiters wake. lost hears of the end unless ours says Close asked for it.
-func (o *queuedOut) end(next outState, err error, ours bool) {
+// and waiters wake. lost hears of the end unless ours says Close asked for it. It
+// reports whether it ended the queue (false: it had ended before).
+func (o *queuedOut) end(next outState, err error, ours bool) bool {
 	o.mu.Lock()
+	o.ours = o.ours || ours
 	from := o.state
 	if !o.to(next) || from != outOpen {
 		o.mu.Unlock() // ended before, or gnet's OnClose after the end
-		return
+		return false
 	}
 	o.err = err
 	o.dropped = o.queued > 0
@@ -384,6 +407,7 @@ func (o *queuedOut) end(next outState, err error, ours bool) {
 	if !ours {
 		o.lost(err)
 	}
+	return true
 }
 
 // dropQueue releases every queued packet; o.mu is held and no write is reading them.
@@ -418,11 +442,36 @@ func (o *queuedOut) Close() error {
 	return o.gc.Close()
 }
 
-// traffic: a receiver never writes after the handshake, so bytes from it are a fault.
+// traffic: a receiver writes nothing after the handshake but a cut notice
+// (core/cutnotice.go) before it cuts the connection; anything else is a fault. A notice
+// whose rest has not arrived yet is waited for (its sender's close ends the wait).
 func (o *queuedOut) traffic(c gnet.Conn) gnet.Action {
+	b, _ := c.Peek(1)
+	if len(b) == 1 && b[0] == 'X' && c.InboundBuffered() < core.CutNoticeSize {
+		return gnet.None
+	}
+	var why error
+	if len(b) == 1 && b[0] == 'X' {
+		notice, _ := c.Next(core.CutNoticeSize)
+		why = core.ParseCutNotice(notice)
+	} else if len(b) == 1 {
+		why = core.ReadCutNotice(b[0], nil) // says what came instead
+	}
 	_, _ = c.Discard(-1)
-	o.fail(fmt.Errorf("%w: the receiver sent unexpected data", ipl.ErrConnectionLost))
+	o.receiverEnded(outEnded, fmt.Errorf("%w: %w: %w", ipl.ErrConnectionLost, core.ErrReceiverEnded, why))
 	return gnet.Close
+}
+
+// Pending reports how many bytes the receiver wrote that the event loop has not read
+// (a cut notice on its way to traffic); core's PendingCounter.
+func (o *queuedOut) Pending() (int, bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.wfd < 0 {
+		return 0, false
+	}
+	n, err := sockets.FDPending(o.wfd)
+	return n, err == nil
 }
 
 // opened runs on the event loop once gnet has registered the connection.
@@ -446,5 +495,5 @@ func (o *queuedOut) closed(_ gnet.Conn, err error) {
 	if err == nil {
 		err = errors.New("closed")
 	}
-	o.end(outReleased, fmt.Errorf("%w: %w", ipl.ErrConnectionLost, err), false)
+	o.receiverEnded(outReleased, fmt.Errorf("%w: %w: %w", ipl.ErrConnectionLost, core.ErrReceiverEnded, err))
 }

@@ -109,7 +109,7 @@ func (t *transport) serve(c net.Conn) {
 	c = opened
 	req, err := core.ReadRequest(c)
 	if err != nil {
-		core.LogIncomingFailure(t.log, "dropping incoming connection", c.RemoteAddr(), err)
+		t.acc.Refused(c.RemoteAddr(), err)
 		return
 	}
 	pt, perr := ipl.ParsePortType(req.PortType)

@@ -55,7 +55,7 @@ func (t *transport) serve(c net.Conn) {
 	br := bufio.NewReaderSize(sockets.NewSpinReader(c, t.spin), sockets.ReadBufferSize)
 	req, err := core.ReadRequest(br)
 	if err != nil {
-		core.LogIncomingFailure(t.log, "dropping incoming connection", c.RemoteAddr(), err)
+		t.acc.Refused(c.RemoteAddr(), err)
 		return
 	}
 	rep, acc := t.acc.Accept(req, sockets.BlockingIn{C: c})

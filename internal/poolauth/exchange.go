@@ -16,6 +16,11 @@ import (
 //	server -> client  verdict:   0 (accepted), then 1 and ServerProof, or 0 without a secret;
 //	                             or 1 (refused), reason length (uint16), reason
 //
+// The client sends the hello's first five bytes ("IBAU", version) at once, without
+// waiting for the challenge: the byte stream is the same, but a member that expects TLS
+// then sees a plain client at once (a TLS client's first bytes are a ClientHello) and can
+// refuse it with a reason (Refuse) instead of both sides waiting for the other.
+//
 // Integers are big-endian. Every field has a fixed size or a bound (MaxPoolName,
 // maxReason), so that a peer cannot make the other side allocate more.
 const (
@@ -125,6 +130,10 @@ func writeRefusal(w io.Writer, reason string) error {
 	return err
 }
 
+// PlainHello reports whether b, the first bytes a client sent, are the start of a
+// plain (not TLS) hello of this exchange.
+func PlainHello(b []byte) bool { return len(b) >= 4 && string(b[:4]) == wireMagic }
+
 // readHello reads and checks a client's hello; proof is nil when the client has no
 // secret.
 func readHello(r io.Reader) (pool string, nc Nonce, proof *Proof, err error) {
@@ -166,6 +175,9 @@ func Dial(conn io.ReadWriter, pool string, secret Secret) error {
 	if len(pool) > MaxPoolName {
 		return fmt.Errorf("poolauth: the pool name has %d bytes, more than %d", len(pool), MaxPoolName)
 	}
+	if _, err := conn.Write([]byte{wireMagic[0], wireMagic[1], wireMagic[2], wireMagic[3], wireVersion}); err != nil {
+		return fmt.Errorf("poolauth: sending the hello: %w", err)
+	}
 	var ch [5 + NonceSize]byte
 	if err := readFull(conn, ch[:], "challenge"); err != nil {
 		return err
@@ -179,8 +191,8 @@ func Dial(conn io.ReadWriter, pool string, secret Secret) error {
 	if err != nil {
 		return err
 	}
-	hello := append([]byte(wireMagic), wireVersion, 0, 0)
-	binary.BigEndian.PutUint16(hello[5:], uint16(len(pool)))
+	hello := []byte{0, 0} // after the magic and version sent above
+	binary.BigEndian.PutUint16(hello, uint16(len(pool)))
 	hello = append(append(hello, pool...), nc[:]...)
 	if secret.IsSet() {
 		p := secret.ClientProof(pool, ns, nc)
@@ -242,6 +254,9 @@ func readVerdict(r io.Reader, pool string, secret Secret, ns, nc Nonce) error {
 // checkMagic checks the magic and version at the start of a peer's first message.
 func checkMagic(b []byte, peer string) error {
 	if string(b[:4]) != wireMagic {
+		if b[0] == 0x16 && b[1] == 0x03 { // a TLS handshake record
+			return fmt.Errorf("%w: the %s speaks TLS and this side does not: configure TLS on both or neither", ErrProtocol, peer)
+		}
 		return fmt.Errorf("%w: the %s does not start the pool check (not an Ibis-Go peer, or one older than it)", ErrProtocol, peer)
 	}
 	if b[4] != wireVersion {

@@ -6,12 +6,37 @@ import (
 	"io"
 	"net"
 	"testing"
+	"time"
 )
 
-// pair runs Accept and Dial over an in-memory connection and returns both results.
+// tcpPair returns the two ends of a TCP connection on 127.0.0.1: both sides of the
+// exchange write before they read (the client its hello's first bytes), which a real
+// socket buffers and an unbuffered net.Pipe would not.
+func tcpPair(t *testing.T) (server, client net.Conn) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	client, err = net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	server, err = ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(time.Minute) // every read ends, also if the exchange is wrong
+	_ = server.SetDeadline(deadline)
+	_ = client.SetDeadline(deadline)
+	return server, client
+}
+
+// pair runs Accept and Dial over a TCP connection and returns both results.
 func pair(t *testing.T, lookup Lookup, pool string, client Secret, record *bytes.Buffer) (acceptPool string, aerr, derr error) {
 	t.Helper()
-	s, c := net.Pipe()
+	s, c := tcpPair(t)
 	defer s.Close()
 	defer c.Close()
 	done := make(chan struct{})
@@ -89,7 +114,7 @@ func TestReplayRefused(t *testing.T) {
 	if _, aerr, derr := pair(t, only("p", s), "p", s, &rec); aerr != nil || derr != nil {
 		t.Fatalf("the recorded exchange failed: %v, %v", aerr, derr)
 	}
-	srv, cli := net.Pipe()
+	srv, cli := tcpPair(t)
 	defer cli.Close()
 	done := make(chan error, 1)
 	go func() {
@@ -105,7 +130,7 @@ func TestReplayRefused(t *testing.T) {
 }
 
 func TestNotAPeer(t *testing.T) {
-	srv, cli := net.Pipe()
+	srv, cli := tcpPair(t)
 	go func() {
 		_, _ = io.CopyN(io.Discard, cli, 37)
 		_, _ = cli.Write([]byte("GET / HTTP/1.1\r\n\r\n......................................"))
@@ -114,16 +139,17 @@ func TestNotAPeer(t *testing.T) {
 	if _, err := Accept(srv, only("p", Secret{})); !errors.Is(err, ErrProtocol) {
 		t.Errorf("accept of an HTTP request: %v, want ErrProtocol", err)
 	}
-	srv, cli = net.Pipe()
+	srv.Close()
+	srv9, cli9 := tcpPair(t)
 	go func() {
-		_, _ = srv.Write(append([]byte("IBAU"), 9))
-		_, _ = io.Copy(io.Discard, srv)
+		_, _ = srv9.Write(append([]byte("IBAU"), 9))
+		_, _ = io.Copy(io.Discard, srv9)
 	}()
-	if err := Dial(readFrom{cli, bytes.NewReader(append(append([]byte("IBAU"), 9), make([]byte, 32)...))}, "p", Secret{}); !errors.Is(err, ErrProtocol) {
+	if err := Dial(readFrom{cli9, bytes.NewReader(append(append([]byte("IBAU"), 9), make([]byte, 32)...))}, "p", Secret{}); !errors.Is(err, ErrProtocol) {
 		t.Errorf("dial of a version-9 server: %v, want ErrProtocol", err)
 	}
-	cli.Close()
-	srv.Close()
+	cli9.Close()
+	srv9.Close()
 }
 
 // readFrom reads from r and writes to the connection.
@@ -162,4 +188,58 @@ func FuzzDial(f *testing.F) {
 		}
 		_ = Dial(fuzzConn{bytes.NewReader(in)}, "p", Secret{})
 	})
+}
+
+// replayed reads the bytes already taken from a connection first, then the connection.
+type replayed struct {
+	net.Conn
+	r io.Reader
+}
+
+func (p replayed) Read(b []byte) (int, error) { return p.r.Read(b) }
+
+// TestRefusePlainClient: a server that sees a plain hello's first bytes (where it
+// expects TLS) refuses the client with its reason, which the client's Dial reports at
+// once as ErrUnauthenticated.
+func TestRefusePlainClient(t *testing.T) {
+	srv, cli := tcpPair(t)
+	defer srv.Close()
+	defer cli.Close()
+	done := make(chan error, 1)
+	go func() {
+		first := make([]byte, 4)
+		if _, err := io.ReadFull(srv, first); err != nil {
+			done <- err
+			return
+		}
+		if !PlainHello(first) {
+			done <- errors.New("the client's first bytes are not a plain hello")
+			return
+		}
+		pool, err := Refuse(replayed{srv, io.MultiReader(bytes.NewReader(first), srv)}, "this member speaks TLS")
+		if err == nil {
+			err = &Refusal{Pool: pool}
+		}
+		done <- err
+	}()
+	err := Dial(cli, "p", Secret{})
+	if !errors.Is(err, ErrUnauthenticated) || !bytes.Contains([]byte(err.Error()), []byte("this member speaks TLS")) {
+		t.Errorf("dial of a refusing server: %v, want ErrUnauthenticated with the reason", err)
+	}
+	var r *Refusal
+	if err := <-done; !errors.As(err, &r) || r.Pool != "p" {
+		t.Errorf("refuse: %v, want a *Refusal for pool p", err)
+	}
+}
+
+// TestTLSClientNamed: a server without TLS that gets a TLS ClientHello says so.
+func TestTLSClientNamed(t *testing.T) {
+	srv, cli := tcpPair(t)
+	defer srv.Close()
+	defer cli.Close()
+	go func() { _, _ = cli.Write([]byte{0x16, 0x03, 0x01, 0x00, 0x20, 0x01, 0x00}) }()
+	go io.Copy(io.Discard, cli)
+	if _, err := Accept(srv, only("p", Secret{})); !errors.Is(err, ErrProtocol) || !bytes.Contains([]byte(err.Error()), []byte("speaks TLS")) {
+		t.Errorf("accept of a TLS client: %v, want ErrProtocol saying the client speaks TLS", err)
+	}
 }

@@ -296,6 +296,9 @@ func (b *Inbox) push(p []byte, adopt *fillBuf) (full bool) {
 // End tells the inbox that the connection ended; err is nil for a plain end of stream.
 // The port reads what is still buffered first.
 func (b *Inbox) End(err error) {
+	if cut := b.cutErr(); cut != nil {
+		err = cut // the stall watchdog cut the connection: its reason, not the socket's end
+	}
 	b.mu.Lock()
 	if b.ended {
 		b.mu.Unlock()

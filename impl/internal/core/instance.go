@@ -37,7 +37,8 @@ type Instance struct {
 	id       ipl.IbisIdentifier
 	events   *eventQueue
 	notes    *notifier
-	stalls   *watchdog // cuts stalled incoming connections (stall.go)
+	stalls   *watchdog   // cuts stalled incoming connections (stall.go)
+	refusals *refusalLog // logs refused connections at a bounded rate (refusals.go)
 	gs       *goroutines
 
 	// mu guards what follows, and reg and id as Open sets them. Lock order: mu is a leaf
@@ -78,6 +79,7 @@ func Open(ctx context.Context, cfg *ipl.Config, impl string, tr Transport) (*Ins
 		in.log = zap.NewNop()
 	}
 	in.stalls = newWatchdog(in)
+	in.refusals = newRefusalLog()
 	secret, err := poolauth.Load(string(cfg.PoolSecret), cfg.PoolSecretFile)
 	if err != nil {
 		return nil, fmt.Errorf("%w: the pool secret: %w", ipl.ErrInvalidArgument, err)
@@ -179,9 +181,14 @@ var tlsIncapable = map[string]bool{"nio": true}
 // it, as it always has). Refusals are logged with the peer's address.
 func (in *Instance) Authenticate(conn net.Conn) (net.Conn, error) {
 	if in.tlsServer != nil {
-		tc := newTLSConn(conn, in.tlsServer, true)
+		sniffed, err := sniffPlain(conn)
+		if err != nil {
+			in.refusals.refused(in.log, "refused a connection: TLS handshake failed", conn.RemoteAddr(), err)
+			return nil, err
+		}
+		tc := newTLSConn(sniffed, in.tlsServer, true)
 		if err := tc.Handshake(); err != nil {
-			in.log.Warn("refused a connection: TLS handshake failed", zap.Stringer("remote", conn.RemoteAddr()), zap.Error(err))
+			in.refusals.refused(in.log, "refused a connection: TLS handshake failed", conn.RemoteAddr(), err)
 			return nil, fmt.Errorf("%w: TLS: %w", ipl.ErrUnauthenticated, err)
 		}
 		conn = tc
@@ -190,7 +197,7 @@ func (in *Instance) Authenticate(conn net.Conn) (net.Conn, error) {
 		return in.secret, !in.secret.IsSet() || pool == in.cfg.Pool
 	})
 	if err != nil {
-		LogIncomingFailure(in.log, "refused a connection: pool check failed", conn.RemoteAddr(), err)
+		in.refusals.refused(in.log, "refused a connection: pool check failed", conn.RemoteAddr(), err)
 		return nil, err
 	}
 	return conn, nil
@@ -202,6 +209,10 @@ func (in *Instance) Introduce(conn net.Conn) (net.Conn, error) {
 	if in.tlsClient != nil {
 		tc := newTLSConn(conn, in.tlsClient, false)
 		if err := tc.Handshake(); err != nil {
+			var rh tls.RecordHeaderError
+			if errors.As(err, &rh) && poolauth.PlainHello(rh.RecordHeader[:]) {
+				err = fmt.Errorf("the peer does not speak TLS (it began the pool check in plain): configure TLS on every member or on none: %w", err)
+			}
 			return nil, fmt.Errorf("%w: TLS with %s: %w", ipl.ErrUnauthenticated, conn.RemoteAddr(), err)
 		}
 		conn = tc
@@ -552,6 +563,7 @@ func (in *Instance) shutdown() error {
 	if err := in.tr.Close(); err != nil {
 		errs = append(errs, fmt.Errorf("closing the %s transport: %w", in.impl, err))
 	}
+	in.refusals.flush(in.log)
 	if in.embedded != nil {
 		if err := in.embedded.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("closing the embedded registry: %w", err))

@@ -84,6 +84,7 @@ func (m *readMessage) Finish() (int64, error) {
 	n := m.ic.rd.Count()
 	if err == nil {
 		m.port.stats.message(n)
+		m.ic.taken.Add(1)
 	}
 	handOff := m.inUpcall
 	if handOff {

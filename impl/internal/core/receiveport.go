@@ -82,6 +82,7 @@ type inConn struct {
 	rd   *serialization.Reader
 	via  atomic.Pointer[delivery] // how its messages reach the port (delivery.go)
 
+	taken atomic.Uint64  // whole messages the port took from it (told in a cut notice)
 	watch *stallWatch    // the connection's progress, for the stall watchdog
 	guard *guardedReader // the stream ic.rd reads, when the delivery reads a stream
 }

@@ -72,10 +72,17 @@ type SendPort struct {
 	msgConns  []*sendConn
 	msgMissed []bool
 	msgLost   error
-	closed    bool
-	closing   chan struct{}
-	scratch   net.Buffers
-	stats     portStats
+	// cuts are connections whose receiver cut them and said how many messages it
+	// took (a cut notice, cutnotice.go), not yet held against the messages their
+	// Finish handed over: the next Finish, Disconnect or Close does that, once.
+	cuts []*sendConn
+	// unheard are connections left open after a failed write (closeLater) whose
+	// receiver's end the transport has not read yet; takeCuts waits for them.
+	unheard []*sendConn
+	closed  bool
+	closing chan struct{}
+	scratch net.Buffers
+	stats   portStats
 }
 
 var _ ipl.SendPort = (*SendPort)(nil)
@@ -90,6 +97,19 @@ type sendConn struct {
 	// without it on the hot path: every packet checks it for every connection.
 	gone atomic.Bool
 	why  error // why it was removed, when it broke
+	// sent counts the messages whose Finish handed them whole to this connection; only
+	// the holder of the port's token touches it.
+	sent uint64
+	// cut is the receiver's cut notice, once its transport read one.
+	cut atomic.Pointer[ReceiverCut]
+	// heard is closed once the transport reported an end that came from the
+	// receiver (ErrReceiverEnded); nil for connections made without a transport.
+	heard     chan struct{}
+	heardOnce sync.Once
+	// closeLater: the transport reported a failed write to a receiver that is gone,
+	// and the connection is left open until the transport reads the receiver's end
+	// (a cut notice may come before it); written under mu.
+	closeLater bool
 }
 
 // dialing is a Connect under way; done is closed when it has ended, either way.
@@ -182,8 +202,8 @@ func (sp *SendPort) Connect(ctx context.Context, to ipl.IbisIdentifier, port str
 	backoff := 2 * time.Millisecond
 	var last error // the receiver's last "not yet", for a timeout to report
 	for {
-		oc := &sendConn{sp: sp, to: rid}
-		c, rep, err := sp.in.tr.Dial(ctx, to.Address, req, func(err error) { _ = oc.broken(err) })
+		oc := &sendConn{sp: sp, to: rid, heard: make(chan struct{})}
+		c, rep, err := sp.in.tr.Dial(ctx, to.Address, req, oc.peerEnded)
 		if err != nil {
 			// A dial cut short by the deadline may return before the context
 			// itself reports it: the clock decides.
@@ -357,7 +377,8 @@ func (sp *SendPort) Disconnect(ctx context.Context, from ipl.ReceivePortIdentifi
 	if oc == nil {
 		return fmt.Errorf("%s: %w", what, ipl.ErrNotConnected)
 	}
-	return oc.closeClean()
+	err := oc.closeClean()
+	return errors.Join(err, sp.takeCuts(oc))
 }
 
 // closeClean sends the Close packet and closes; the send port has already dropped oc.
@@ -370,6 +391,7 @@ func (oc *sendConn) closeClean() error {
 	oc.gone.Store(true)
 	oc.mu.Unlock()
 	oc.sp.stats.ended(true)
+	oc.hearLast(oc.c, nil)
 	t := time.AfterFunc(closeGrace, func() { _ = oc.c.Close() })
 	err := serialization.WriteClose(oc.c)
 	if d, ok := oc.c.(Drainer); ok && err == nil {
@@ -379,9 +401,12 @@ func (oc *sendConn) closeClean() error {
 	}
 	t.Stop()
 	if peerWentFirst(err) {
-		// The receiver went first (its port closed): there is nobody to say goodbye
-		// to, and every message was already accounted for by its Finish.
+		// The receiver went first (its port closed, or it cut the connection): there
+		// is nobody to say goodbye to. A cut notice it sent is read (the socket is
+		// broken, so its transport reports the end at once) and held against the
+		// messages by the caller (takeCuts).
 		oc.sp.log.Debug("receiver gone before the goodbye", zap.Stringer("to", oc.to), zap.Error(err))
+		oc.hearLast(oc.c, err)
 		err = nil
 	}
 	// Closing may fail the same way: TLS says goodbye with an alert of its own, which
@@ -393,6 +418,118 @@ func (oc *sendConn) closeClean() error {
 		return fmt.Errorf("closing connection to %s: %w", oc.to, err)
 	}
 	return nil
+}
+
+// peerEnded is the transport's report that the connection ended (its lost callback):
+// it keeps the receiver's cut notice, if the end came with one, for takeCuts, and
+// removes the connection (broken).
+func (oc *sendConn) peerEnded(err error) {
+	var rc *ReceiverCut
+	if errors.As(err, &rc) && oc.cut.CompareAndSwap(nil, rc) {
+		sp := oc.sp
+		sp.mu.Lock()
+		sp.cuts = append(sp.cuts, oc)
+		sp.mu.Unlock()
+	}
+	if oc.heard != nil && errors.Is(err, ErrReceiverEnded) {
+		oc.heardOnce.Do(func() { close(oc.heard) })
+	}
+	// No hearLast here: this runs on the transport's own goroutine (its watch, or an
+	// event loop), which is what would read the receiver's end.
+	_ = oc.lose(err, false)
+}
+
+// hearLast lets the transport read what the receiver wrote before c is closed: a
+// receiver writes only a cut notice, and closing the socket would throw it away unread.
+// It waits (up to closeGrace) for the transport to report the receiver's end when a
+// write failed because the receiver was gone (why: broken pipe, reset; the notice, if
+// any, came before that end) or when the kernel holds bytes from the receiver unread
+// (PendingCounter); otherwise it returns at once.
+func (oc *sendConn) hearLast(c OutConn, why error) {
+	if oc.heard == nil {
+		return
+	}
+	wait := writeToGone(why)
+	if pc, ok := c.(PendingCounter); ok && !wait {
+		n, known := pc.Pending()
+		wait = known && n > 0
+	}
+	if !wait {
+		return
+	}
+	t := time.NewTimer(closeGrace)
+	defer t.Stop()
+	select {
+	case <-oc.heard:
+	case <-t.C:
+	}
+}
+
+// writeToGone reports whether err is a write that failed because the receiver was
+// gone (broken pipe, reset): its end, and a cut notice before it, are in the socket.
+func writeToGone(err error) bool {
+	return errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET)
+}
+
+// awaitUnheard waits (up to closeGrace in all) until the transport has read the
+// receiver's end of every connection left open after a failed write, and closes those
+// whose end does not come; the caller holds the port's token.
+func (sp *SendPort) awaitUnheard() {
+	sp.mu.Lock()
+	list := sp.unheard
+	sp.unheard = nil
+	sp.mu.Unlock()
+	if len(list) == 0 {
+		return
+	}
+	t := time.NewTimer(closeGrace)
+	defer t.Stop()
+	for _, oc := range list {
+		select {
+		case <-oc.heard:
+		case <-t.C:
+		}
+		oc.mu.Lock()
+		c, later := oc.c, oc.closeLater
+		oc.closeLater = false
+		oc.mu.Unlock()
+		if later {
+			_ = c.Close()
+		}
+	}
+}
+
+// takeCuts holds the cut notices that arrived against the messages each connection
+// was handed: a receiver that took fewer than the port's Finish handed over threw the
+// rest away, and the error says how many. Only oc's notice when oc is not nil, else
+// all of them; each is held once. The caller holds the port's token, so no Finish
+// changes the counts meanwhile.
+func (sp *SendPort) takeCuts(only *sendConn) error {
+	sp.awaitUnheard()
+	sp.mu.Lock()
+	var mine []*sendConn
+	keep := sp.cuts[:0]
+	for _, oc := range sp.cuts {
+		if only == nil || oc == only {
+			mine = append(mine, oc)
+		} else {
+			keep = append(keep, oc)
+		}
+	}
+	clear(sp.cuts[len(keep):])
+	sp.cuts = keep
+	sp.mu.Unlock()
+	var errs []error
+	for _, oc := range mine {
+		rc := oc.cut.Load()
+		if rc.Taken >= oc.sent {
+			continue // it took every message it was handed
+		}
+		errs = append(errs, &ipl.ConnectionError{From: sp.id, To: oc.to, Err: fmt.Errorf(
+			"%w: %w; this port's Finish had handed it %d, so the last %d were thrown away",
+			ipl.ErrConnectionLost, rc, oc.sent, oc.sent-rc.Taken)})
+	}
+	return errors.Join(errs...)
 }
 
 // peerWentFirst tells whether err only says that the receiving side closed before us.
@@ -558,23 +695,49 @@ func (sp *SendPort) takeBroken() error {
 // broken removes a connection that failed (write error, peer closed, peer died),
 // tells the program through downcalls and the disconnect handler, and returns the
 // error that describes the loss.
-func (oc *sendConn) broken(cause error) error {
+func (oc *sendConn) broken(cause error) error { return oc.lose(cause, true) }
+
+// lose is broken; hear says whether to let the transport read what the receiver
+// wrote before closing the connection (hearLast), which only a goroutine other than
+// the transport's may wait for.
+func (oc *sendConn) lose(cause error, hear bool) error {
 	sp := oc.sp
 	if !errors.Is(cause, ipl.ErrConnectionLost) {
 		cause = fmt.Errorf("%w: %w", ipl.ErrConnectionLost, cause)
 	}
 	var err error = &ipl.ConnectionError{From: sp.id, To: oc.to, Err: cause}
+	ended := errors.Is(cause, ErrReceiverEnded)
 	oc.mu.Lock()
 	if oc.gone.Load() {
+		c, later := oc.c, oc.closeLater && ended
+		if later {
+			oc.closeLater = false
+		}
 		oc.mu.Unlock()
+		if later { // the receiver's end came: what it wrote has been read
+			_ = c.Close()
+		}
 		return err
 	}
 	oc.why = err
 	oc.gone.Store(true)
 	c := oc.c
+	// A failed write reported by the transport itself, on its own goroutine (which
+	// cannot wait for itself): leave the connection open for the transport to read
+	// the receiver's end, and let takeCuts wait for it.
+	later := !hear && !ended && c != nil && oc.heard != nil && writeToGone(cause)
+	oc.closeLater = later
 	oc.mu.Unlock()
 	sp.stats.ended(false)
-	if c != nil {
+	switch {
+	case later:
+		sp.mu.Lock()
+		sp.unheard = append(sp.unheard, oc)
+		sp.mu.Unlock()
+	case c != nil:
+		if hear {
+			oc.hearLast(c, cause)
+		}
 		_ = c.Close()
 	}
 	sp.mu.Lock()
@@ -613,6 +776,39 @@ func (sp *SendPort) peerGone(id ipl.IbisIdentifier, cause error) {
 	sp.mu.Unlock()
 	for _, oc := range hit {
 		_ = oc.broken(cause)
+	}
+}
+
+// cutsUnlocked is takeCuts for a Close that could not take the token: the live
+// message's holder may still count, so the counts are read as they are.
+func (sp *SendPort) cutsUnlocked() error {
+	sp.mu.Lock()
+	n := len(sp.cuts)
+	unheard := sp.unheard
+	sp.unheard = nil
+	sp.mu.Unlock()
+	for _, oc := range unheard { // no waiting here: close what was left open
+		oc.mu.Lock()
+		c, later := oc.c, oc.closeLater
+		oc.closeLater = false
+		oc.mu.Unlock()
+		if later {
+			_ = c.Close()
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: %d receivers cut their connections (cut notices) before the port closed", ipl.ErrConnectionLost, n)
+}
+
+// countSent records that the live message was handed whole to every connection that
+// did not miss part of it; the caller holds the token.
+func (sp *SendPort) countSent() {
+	for i, oc := range sp.msgConns {
+		if !sp.msgMissed[i] {
+			oc.sent++
+		}
 	}
 }
 
@@ -713,7 +909,7 @@ func (sp *SendPort) Close() error {
 			}()
 		}
 		wg.Wait()
-		return errors.Join(results...)
+		return errors.Join(errors.Join(results...), sp.takeCuts(nil))
 	}
 	for _, oc := range conns {
 		oc.mu.Lock()
@@ -723,5 +919,5 @@ func (sp *SendPort) Close() error {
 		sp.stats.ended(false)
 		_ = oc.c.Close()
 	}
-	return fmt.Errorf("close %s: %w: a message was still live after %v; its connections were cut", sp.id, ipl.ErrConnectionLost, closeGrace)
+	return errors.Join(fmt.Errorf("close %s: %w: a message was still live after %v; its connections were cut", sp.id, ipl.ErrConnectionLost, closeGrace), sp.cutsUnlocked())
 }

@@ -37,12 +37,20 @@ import (
 // count, and a connection paused for flow control waits for nothing and is never cut. The readers pay two atomic stores and an
 // atomic add per read of the socket, no timer per message.
 //
-// The watchdog also ends the connections of a member the registry declared dead: once
-// the bytes it sent before it died had time to arrive (diedGrace), its connection is
-// cut as soon as its reader waits for more (nothing it finished is thrown away), and at
-// the latest a message timeout after the death. The instance and its ports then refuse
-// new connections from it (ReplyDenied): a "dead" member that was only stopped and
-// comes back must rejoin as a new member, not go on sending.
+// The watchdog also ends the connections of a member the registry declared dead, but
+// only once the connection is drained: everything that arrived is read and delivered
+// first. Once the bytes the member sent before it died had time to arrive (diedGrace),
+// the connection is cut when its reader waits for more with no progress at two looks in
+// a row (diedGrace apart) and the kernel holds nothing unread for it (PendingCounter,
+// where the transport can tell). So no message that arrived whole is thrown away, and a
+// message the dead member had only begun is. A member that goes on sending after its
+// death (a stopped process, resumed) is cut a message timeout after the death at the
+// latest, drained or not. Before the cut, the receiver tells the sender how many whole
+// messages it took from the connection (CutNotifier, sendport.go's "cut notice"), so
+// that the sender learns which of the messages its Finish handed over were thrown away.
+// The instance and its ports then refuse new connections from it (ReplyDenied): a
+// "dead" member that was only stopped and comes back must rejoin as a new member, not
+// go on sending.
 //
 // This is the one description of the mechanism; docs/DESIGN.md and README.md point here.
 
@@ -68,6 +76,18 @@ type stallWatch struct {
 	// The watchdog's own view; only its goroutine touches these.
 	seen    uint64
 	stallAt time.Time // when it first saw the current wait without progress
+	// For a dead member's connection: the progress at the last look that found its
+	// reader waiting (idle is false when the last look did not), so that a cut needs
+	// two such looks in a row with nothing read in between.
+	idleAt uint64
+	idle   bool
+}
+
+// PendingCounter is implemented by incoming connections that can tell how many bytes
+// the kernel holds unread for them; ok is false when that cannot be known. The stall
+// watchdog cuts a dead member's connection only once they are read (drained).
+type PendingCounter interface {
+	Pending() (n int, ok bool)
 }
 
 // diedMark records when the registry reported the sender's instance dead, and why.
@@ -282,7 +302,7 @@ func (d *watchdog) look(ic *inConn, now time.Time) (dying bool) {
 	if m := w.died.Load(); m != nil {
 		since := now.Sub(m.at)
 		switch {
-		case since >= diedGrace && waiting:
+		case since >= diedGrace && d.drained(ic, pr, waiting):
 			d.cut(ic, m.cause)
 		case d.timeout > 0 && since >= d.timeout:
 			d.cut(ic, fmt.Errorf("%w (still sending a message timeout after it was declared dead)", m.cause))
@@ -298,6 +318,50 @@ func (d *watchdog) look(ic *inConn, now time.Time) (dying bool) {
 	return false
 }
 
+// drained reports whether a dead member's connection has given its reader everything
+// that arrived: the reader waits for more, it waited with the same progress at the
+// previous look too, and the kernel holds nothing unread for the connection (where the
+// transport can tell). A reader that a program holds (a message not yet taken or
+// finished) does not wait, so its connection is not drained.
+func (d *watchdog) drained(ic *inConn, progress uint64, waiting bool) bool {
+	w := ic.watch
+	if b, ok := ic.delivery().(*Inbox); ok && !b.holdsNothing() {
+		waiting = false // whole messages wait in the inbox: they go first
+	}
+	twice := waiting && w.idle && w.idleAt == progress
+	w.idle, w.idleAt = waiting, progress
+	if !twice {
+		return false
+	}
+	if pc, ok := ic.c.(PendingCounter); ok {
+		if n, known := pc.Pending(); known && n > 0 {
+			w.idle = false // bytes arrived: they must be read, then two looks again
+			return false
+		}
+	}
+	return true
+}
+
+// cutErr returns why the stall watchdog cut the inbox's connection, or nil.
+func (b *Inbox) cutErr() error {
+	if b.ic == nil || b.ic.watch == nil { // an inbox made without a port (unit tests)
+		return nil
+	}
+	return b.ic.watch.cutErr()
+}
+
+// holdsNothing reports whether the inbox holds nothing its port could still deliver:
+// no whole message waits in it, and a reader that owns it has read all it holds. (Its
+// waiting is also true while whole messages wait ahead of a partial one.)
+func (b *Inbox) holdsNothing() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.state == inboxOwned {
+		return b.n == 0
+	}
+	return b.starts == 0
+}
+
 // cut ends a stalled connection: its reader (if any) gets why, the sender sees the
 // connection end.
 func (d *watchdog) cut(ic *inConn, why error) {
@@ -309,6 +373,13 @@ func (d *watchdog) cut(ic *inConn, why error) {
 	}
 	d.in.log.Warn("cutting a stalled connection", zap.Stringer("from", ic.from), zap.Error(why))
 	d.remove(ic)
+	// The notice goes first, while the connection is whole (an inbox's cut retires
+	// and closes it). The sender closes its end when it reads the notice; that end
+	// reaches the reader as why, not as the socket's end: the guard of a stream and
+	// Inbox.End give the watchdog's reason once it is set.
+	if cn, ok := ic.c.(CutNotifier); ok {
+		cn.NotifyCut(cutNotice(ic.taken.Load()))
+	}
 	if via := ic.delivery(); via != nil {
 		via.cut(why)
 	}

@@ -16,8 +16,11 @@ type Transport interface {
 	// over with the returned Acceptance's Serve, ServeDirect or Inbox (delivery.go).
 	Start(acc Acceptor) (addr string, err error)
 	// Dial connects to the instance at addr, sends req and returns the peer's reply. On
-	// ReplyAccepted it also returns the connection; lost is called (once) when the
-	// transport notices the connection broke or the peer closed it.
+	// ReplyAccepted it also returns the connection; lost is called when the transport
+	// notices the connection broke or the peer closed it. An end read from the
+	// receiver's side (its cut notice, close or reset) is marked ErrReceiverEnded and
+	// reported even after a failed write was (cutnotice.go); after the port's own Close
+	// nothing is.
 	Dial(ctx context.Context, addr string, req *Request, lost func(error)) (OutConn, *Reply, error)
 	// Close stops accepting, closes every connection and waits for the transport's
 	// goroutines to end.
@@ -37,6 +40,9 @@ type Acceptor interface {
 	// Introduce is the dialling side of Authenticate, before the handshake request is
 	// written.
 	Introduce(conn net.Conn) (net.Conn, error)
+	// Refused logs, at a bounded rate, a connection the transport dropped before its
+	// request could be read (instead of logging it itself).
+	Refused(remote net.Addr, why error)
 }
 
 // OutConn is the sending side of one connection from a send port to a receive port.

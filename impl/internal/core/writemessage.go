@@ -69,8 +69,12 @@ func (m *writeMessage) Finish() (int64, error) {
 	if err == nil {
 		// Sent whole to the receivers still connected (a loss is reported, not fatal).
 		m.sp.stats.message(n)
+		m.sp.countSent()
 		err = errors.Join(m.lost, lost)
 	}
+	// Receivers that cut their connections since: what they threw away, of this
+	// message or of earlier ones, is reported now.
+	err = errors.Join(err, m.sp.takeCuts(nil))
 	m.sp.release()
 	return n, m.sendError(err)
 }

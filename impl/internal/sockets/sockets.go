@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+	"golang.org/x/sys/unix"
 
 	"github.com/ibisgo/ibis/impl/internal/core"
 	"github.com/ibisgo/ibis/ipl"
@@ -209,18 +210,20 @@ func handshake(c net.Conn, req *core.Request) (*core.Reply, error) {
 }
 
 // Watch notices, on a goroutine of g, when the receiver ends a connection whose socket
-// the sender writes itself (its port closed, its process died): the receiver never
-// writes after the handshake, so any read result means the connection is over. It
+// the sender writes itself (its port closed, its process died, it cut the connection):
+// the receiver writes nothing after the handshake but a cut notice, so any read result
+// means the connection is over. It
 // fails (and closes c) once g is closing.
 func (g *Group) Watch(c net.Conn, lost func(error)) error {
 	if !g.Spawn(func() {
 		defer g.Untrack(c)
 		var b [1]byte
-		_, err := c.Read(b[:])
-		if err == nil {
-			err = errors.New("receiver sent unexpected data")
+		n, err := c.Read(b[:])
+		if n == 1 { // a cut notice (core/cutnotice.go), or garbage
+			_ = c.SetReadDeadline(time.Now().Add(time.Second)) // its rest was written with it
+			err = core.ReadCutNotice(b[0], c)
 		}
-		lost(fmt.Errorf("%w: %w", ipl.ErrConnectionLost, err))
+		lost(fmt.Errorf("%w: %w: %w", ipl.ErrConnectionLost, core.ErrReceiverEnded, err))
 	}) {
 		g.Untrack(c)
 		_ = c.Close()
@@ -248,11 +251,49 @@ func (o BlockingOut) WritePacket(bufs net.Buffers) error {
 // Close closes the socket.
 func (o BlockingOut) Close() error { return o.C.Close() }
 
+// Pending reports how many bytes the receiver wrote that are still unread (a cut
+// notice the watch has not taken yet); core's PendingCounter.
+func (o BlockingOut) Pending() (int, bool) { return KernelPending(o.C) }
+
 // BlockingIn is the handle of an incoming connection a goroutine reads.
 type BlockingIn struct{ C net.Conn }
 
 // Close closes the socket, ending any read.
 func (i BlockingIn) Close() error { return i.C.Close() }
+
+// NotifyCut writes a cut notice before the connection is cut (core's CutNotifier).
+// The receiver writes nothing else, so the socket's buffer takes it at once; a write
+// that cannot is given up after a second.
+func (i BlockingIn) NotifyCut(notice []byte) {
+	_ = i.C.SetWriteDeadline(time.Now().Add(time.Second))
+	_, _ = i.C.Write(notice)
+}
+
+// Pending reports how many bytes the kernel holds unread for the socket (core's
+// PendingCounter); ok is false where that cannot be known (a TLS connection, whose
+// kernel bytes are records not yet decrypted, counts as unknown).
+func (i BlockingIn) Pending() (n int, ok bool) { return KernelPending(i.C) }
+
+// KernelPending reports the bytes the kernel holds unread for a plain TCP socket.
+func KernelPending(c net.Conn) (n int, ok bool) {
+	tc, isTCP := c.(*net.TCPConn)
+	if !isTCP {
+		return 0, false
+	}
+	rc, err := tc.SyscallConn()
+	if err != nil {
+		return 0, false
+	}
+	var ierr error
+	// Control does not wait for a read under way, as Read would.
+	if err := rc.Control(func(fd uintptr) { n, ierr = FDPending(int(fd)) }); err != nil || ierr != nil {
+		return 0, false
+	}
+	return n, true
+}
+
+// FDPending reports the bytes the kernel holds unread for the socket fd.
+func FDPending(fd int) (int, error) { return unix.IoctlGetInt(fd, unix.SIOCINQ) }
 
 // Stream is an incoming connection read through its buffer: the core.DirectStream
 // that blocking transports hand to Acceptance.ServeDirect, so that a Receive on a
