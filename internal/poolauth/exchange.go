@@ -58,13 +58,9 @@ type Lookup func(pool string) (Secret, bool)
 // a client that does not speak the exchange, an error matching ErrProtocol. Either way
 // the caller closes the connection and reads nothing more from it.
 func Accept(conn io.ReadWriter, lookup Lookup) (string, error) {
-	ns, err := NewNonce()
+	ns, err := sendChallenge(conn)
 	if err != nil {
 		return "", err
-	}
-	challenge := append(append([]byte(wireMagic), wireVersion), ns[:]...)
-	if _, err := conn.Write(challenge); err != nil {
-		return "", fmt.Errorf("poolauth: sending the challenge: %w", err)
 	}
 	pool, nc, proof, err := readHello(conn)
 	if err != nil {
@@ -100,13 +96,8 @@ func Accept(conn io.ReadWriter, lookup Lookup) (string, error) {
 // Dial returns an error matching ErrUnauthenticated that quotes it. It returns the
 // client's pool once the refusal is written.
 func Refuse(conn io.ReadWriter, reason string) (string, error) {
-	ns, err := NewNonce()
-	if err != nil {
+	if _, err := sendChallenge(conn); err != nil {
 		return "", err
-	}
-	challenge := append(append([]byte(wireMagic), wireVersion), ns[:]...)
-	if _, err := conn.Write(challenge); err != nil {
-		return "", fmt.Errorf("poolauth: sending the challenge: %w", err)
 	}
 	pool, _, _, err := readHello(conn)
 	if err != nil {
@@ -116,6 +107,20 @@ func Refuse(conn io.ReadWriter, reason string) (string, error) {
 		return pool, fmt.Errorf("poolauth: sending the refusal: %w", err)
 	}
 	return pool, nil
+}
+
+// sendChallenge writes the server's challenge: the magic, the version and a fresh nonce,
+// which it returns.
+func sendChallenge(w io.Writer) (Nonce, error) {
+	ns, err := NewNonce()
+	if err != nil {
+		return ns, err
+	}
+	challenge := append(append([]byte(wireMagic), wireVersion), ns[:]...)
+	if _, err := w.Write(challenge); err != nil {
+		return ns, fmt.Errorf("poolauth: sending the challenge: %w", err)
+	}
+	return ns, nil
 }
 
 // writeRefusal writes the verdict that refuses a client, with reason cut to maxReason

@@ -489,13 +489,18 @@ func (sp *SendPort) awaitUnheard() {
 		case <-oc.heard:
 		case <-t.C:
 		}
-		oc.mu.Lock()
-		c, later := oc.c, oc.closeLater
-		oc.closeLater = false
-		oc.mu.Unlock()
-		if later {
-			_ = c.Close()
-		}
+		oc.closeIfLeft()
+	}
+}
+
+// closeIfLeft closes the connection if a failed write left it open (closeLater).
+func (oc *sendConn) closeIfLeft() {
+	oc.mu.Lock()
+	c, later := oc.c, oc.closeLater
+	oc.closeLater = false
+	oc.mu.Unlock()
+	if later {
+		_ = c.Close()
 	}
 }
 
@@ -788,13 +793,7 @@ func (sp *SendPort) cutsUnlocked() error {
 	sp.unheard = nil
 	sp.mu.Unlock()
 	for _, oc := range unheard { // no waiting here: close what was left open
-		oc.mu.Lock()
-		c, later := oc.c, oc.closeLater
-		oc.closeLater = false
-		oc.mu.Unlock()
-		if later {
-			_ = c.Close()
-		}
+		oc.closeIfLeft()
 	}
 	if n == 0 {
 		return nil
