@@ -79,6 +79,9 @@ type SendPort struct {
 	// unheard are connections left open after a failed write (closeLater) whose
 	// receiver's end the transport has not read yet; takeCuts waits for them.
 	unheard []*sendConn
+	// waiting is len(cuts)+len(unheard), kept under mu, so that a Finish with
+	// nothing to hold against its messages (the usual case) takes no lock for it.
+	waiting atomic.Int32
 	closed  bool
 	closing chan struct{}
 	scratch net.Buffers
@@ -429,6 +432,7 @@ func (oc *sendConn) peerEnded(err error) {
 		sp := oc.sp
 		sp.mu.Lock()
 		sp.cuts = append(sp.cuts, oc)
+		sp.waiting.Add(1)
 		sp.mu.Unlock()
 	}
 	if oc.heard != nil && errors.Is(err, ErrReceiverEnded) {
@@ -478,6 +482,7 @@ func (sp *SendPort) awaitUnheard() {
 	sp.mu.Lock()
 	list := sp.unheard
 	sp.unheard = nil
+	sp.waiting.Add(-int32(len(list)))
 	sp.mu.Unlock()
 	if len(list) == 0 {
 		return
@@ -510,6 +515,9 @@ func (oc *sendConn) closeIfLeft() {
 // all of them; each is held once. The caller holds the port's token, so no Finish
 // changes the counts meanwhile.
 func (sp *SendPort) takeCuts(only *sendConn) error {
+	if sp.waiting.Load() == 0 {
+		return nil
+	}
 	sp.awaitUnheard()
 	sp.mu.Lock()
 	var mine []*sendConn
@@ -523,6 +531,7 @@ func (sp *SendPort) takeCuts(only *sendConn) error {
 	}
 	clear(sp.cuts[len(keep):])
 	sp.cuts = keep
+	sp.waiting.Add(-int32(len(mine)))
 	sp.mu.Unlock()
 	var errs []error
 	for _, oc := range mine {
@@ -738,6 +747,7 @@ func (oc *sendConn) lose(cause error, hear bool) error {
 	case later:
 		sp.mu.Lock()
 		sp.unheard = append(sp.unheard, oc)
+		sp.waiting.Add(1)
 		sp.mu.Unlock()
 	case c != nil:
 		if hear {
@@ -791,6 +801,7 @@ func (sp *SendPort) cutsUnlocked() error {
 	n := len(sp.cuts)
 	unheard := sp.unheard
 	sp.unheard = nil
+	sp.waiting.Add(-int32(len(unheard)))
 	sp.mu.Unlock()
 	for _, oc := range unheard { // no waiting here: close what was left open
 		oc.closeIfLeft()
