@@ -107,10 +107,11 @@ func lingerClose(conn net.Conn, deadline time.Time) {
 }
 
 // helloConn is the TCP connection under a TLS server connection. A TLS
-// client sends its hello as soon as it has connected, and a client without
-// TLS sends nothing (it waits for the pool check's challenge), so the
-// client's first bytes must come within helloWait; the rest of the
-// handshakes then has the connection's time to join.
+// client sends its hello as soon as it has connected, and so does a client
+// without TLS (the first bytes of the pool check's hello, which fail the TLS
+// handshake at once); one that sends nothing (an older client waiting for the
+// challenge, an idle connection) must send its first bytes within helloWait;
+// the rest of the handshakes then has the connection's time to join.
 type helloConn struct {
 	net.Conn
 	got    atomic.Bool
@@ -135,11 +136,14 @@ func (h *helloConn) Read(p []byte) (int, error) {
 }
 
 // helloWait is how long a TLS server waits for a client's first bytes:
-// one and a half heartbeat intervals, at least a second, at most the death
-// timeout.
+// one and a half heartbeat intervals, at least minHelloWait (a client on a
+// loaded machine may take a while to send them), at most the death timeout.
 func (s *Server) helloWait() time.Duration {
-	return min(max(s.cfg.heartbeat*3/2, time.Second), s.cfg.deathTimeout)
+	return min(max(s.cfg.heartbeat*3/2, minHelloWait), s.cfg.deathTimeout)
 }
+
+// minHelloWait is the least time a client has for its first bytes.
+const minHelloWait = 5 * time.Second
 
 // headRecorder keeps the first bytes a client sent, to say what it is
 // when they are not the pool check's hello.

@@ -350,9 +350,9 @@ func WithPoolSecrets(secrets map[string][]byte) ServerOption {
 // and a client certificate required and checked against the pool's CA).
 // The TLS handshake comes first and must finish, like the pool handshake
 // after it, within the time a connection has to join (the death timeout);
-// the client's hello must begin within 1.5 heartbeat intervals (at least a
-// second), so that a client without TLS, which waits for the pool check,
-// is refused soon (it sees the connection closed); a failed one is logged with the client's address. Only TLS
+// a client without TLS fails the TLS handshake with its first bytes, and a
+// client that sends nothing must begin within 1.5 heartbeat intervals (at
+// least 5 s); a failed handshake is logged with the client's address. Only TLS
 // 1.3 is spoken (a lower cfg.MinVersion is raised), and a client
 // certificate is always required: a cfg.ClientAuth other than
 // RequireAnyClientCert (which leaves the check to cfg's own callbacks) is
