@@ -47,13 +47,7 @@ var _ = register(&testCase{
 		received, stopped, gone := int64(0), false, false
 		for !gone {
 			if stopped {
-				lost, err := rp.LostConnections()
-				if err != nil {
-					t.Fatal(err)
-				}
-				for _, l := range lost {
-					gone = gone || l.Ibis.ID == sender.ID
-				}
+				gone = lostFrom(t, rp, sender)
 			}
 			rctx, cancel := context.WithTimeout(e.Ctx, 50*time.Millisecond)
 			m, err := rp.Receive(rctx)

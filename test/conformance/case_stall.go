@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"testing"
 	"time"
 
 	"github.com/ibisgo/ibis/ipl"
@@ -194,13 +195,7 @@ var _ = register(&testCase{
 		healthy, gone := 0, false
 		for healthy < 2*stallMessages || !gone {
 			if !gone {
-				lost, err := rp.LostConnections()
-				if err != nil {
-					t.Fatal(err)
-				}
-				for _, l := range lost {
-					gone = gone || l.Ibis.ID == staller.ID
-				}
+				gone = lostFrom(t, rp, staller)
 			}
 			rctx, cancel := context.WithTimeout(e.Ctx, 50*time.Millisecond)
 			m, err := rp.Receive(rctx)
@@ -269,3 +264,19 @@ var _ = register(&testCase{
 		}
 	},
 })
+
+// lostFrom takes rp's newly lost connections and reports whether one of them came
+// from the instance id.
+func lostFrom(t *testing.T, rp ipl.ReceivePort, id ipl.IbisIdentifier) bool {
+	t.Helper()
+	lost, err := rp.LostConnections()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range lost {
+		if l.Ibis.ID == id.ID {
+			return true
+		}
+	}
+	return false
+}
