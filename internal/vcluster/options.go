@@ -6,13 +6,13 @@ import "go.uber.org/zap"
 const DefaultCPUs = 8
 
 type config struct {
-	hosts   int
-	subnet  int
-	rate    uint64 // bit/s per link; 0 is unlimited
-	slurm   bool
-	cpus    int
-	id      string // fixed id (the command's cluster); random when empty
-	log     *zap.Logger
+	hosts  int
+	subnet int
+	rate   uint64 // bit/s per link; 0 is unlimited
+	slurm  bool
+	cpus   int
+	id     string // fixed id (the command's cluster); random when empty
+	log    *zap.Logger
 }
 
 // Option configures Up.

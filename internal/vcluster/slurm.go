@@ -164,8 +164,11 @@ func (c *Cluster) waitIdle(ctx context.Context) error {
 		}
 		return idle == len(c.st.Hosts), nil
 	})
-	if err != nil {
+	if err != nil && ctx.Err() == nil {
 		return fmt.Errorf("%w; sinfo said: %s; slurmctld's log ends:\n%s", err, last, logTail(filepath.Join(c.dir, "slurmctld.log")))
+	}
+	if err != nil {
+		return err
 	}
 	return nil
 }

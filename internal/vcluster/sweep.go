@@ -196,3 +196,15 @@ func running(pid int) bool {
 	i := strings.LastIndexByte(s, ')')
 	return i < 0 || !strings.HasPrefix(strings.TrimSpace(s[i+1:]), "Z")
 }
+
+// Remove stops and removes cluster id whoever made it, also one whose Up was killed half-way
+// (the command's `down`). Nothing of id being left is no error.
+func Remove(id string) error {
+	if id == "" {
+		return fmt.Errorf("%w: an empty cluster id", ErrInvalid)
+	}
+	if err := validID(id); err != nil {
+		return err
+	}
+	return teardown(id)
+}
