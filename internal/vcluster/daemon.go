@@ -28,7 +28,7 @@ func startDaemon(name, logPath string, env []string, argv ...string) (*daemon, e
 	}
 	defer f.Close()
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = append(os.Environ(), env...)
+	cmd.Env = append(withoutSlurm(os.Environ()), env...)
 	cmd.Stdout, cmd.Stderr = f, f
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {

@@ -181,14 +181,20 @@ func (c *Cluster) Slurm(ctx context.Context, host, name string, args ...string) 
 	if cmd.Err == nil && !c.st.Slurm {
 		cmd.Err = fmt.Errorf("%w: cluster %s was built without WithSlurm", ErrInvalid, c.st.ID)
 	}
-	env := []string{"SLURM_CONF=" + c.SlurmConf()}
-	for _, kv := range os.Environ() {
+	cmd.Env = append(withoutSlurm(os.Environ()), "SLURM_CONF="+c.SlurmConf())
+	return cmd
+}
+
+// withoutSlurm drops the SLURM_* variables from env: those of a job this process may run in
+// would mislead the cluster's daemons and clients.
+func withoutSlurm(env []string) []string {
+	var out []string
+	for _, kv := range env {
 		if !strings.HasPrefix(kv, "SLURM_") {
-			env = append(env, kv)
+			out = append(out, kv)
 		}
 	}
-	cmd.Env = env
-	return cmd
+	return out
 }
 
 // Srun returns a command that runs srun with args on host (h1 usually).

@@ -31,6 +31,10 @@ import (
 // id is the command's cluster (a test changes it).
 var id = "ivc-cli"
 
+// persist hands the cluster built by up over to later commands; a test turns it off, so that
+// its cluster stays its own and is swept should the test be killed.
+var persist = true
+
 const usage = `usage: vcluster COMMAND [FLAGS] [-- ARGS]
   up [-hosts 4] [-rate 1gbit] [-slurm] [-cpus 8] [-subnet 1]   build the cluster (root)
   exec HOST -- CMD ARGS...        run a command on host HOST (h1 .. hN)
@@ -53,6 +57,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return 2
+	}
+	if args[0] != "help" && args[0] != "-h" && args[0] != "-help" && args[0] != "--help" && os.Geteuid() != 0 {
+		fmt.Fprintf(stderr, "vcluster %s: needs root (it makes network namespaces and starts daemons in them)\n", args[0])
+		return 1
 	}
 	var err error
 	code := 0
@@ -118,8 +126,10 @@ func up(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := c.Persist(); err != nil {
-		return errors.Join(err, c.Close())
+	if persist {
+		if err := c.Persist(); err != nil {
+			return errors.Join(err, c.Close())
+		}
 	}
 	return status(stdout)
 }

@@ -29,7 +29,7 @@ func TestUpExecDown(t *testing.T) {
 		}
 		t.Skip(err)
 	}
-	id = "ivc-clitest" + strconv.Itoa(os.Getpid())
+	id, persist = "ivc-clitest"+strconv.Itoa(os.Getpid()), false
 	defer func() { _ = vcluster.Remove(id) }()
 	var out, errb bytes.Buffer
 	if code := run([]string{"up", "-hosts", "2", "-subnet", "13"}, &out, &errb); code != 0 {
