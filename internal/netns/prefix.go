@@ -26,3 +26,10 @@ func validPrefix(p string) error {
 
 // Prefix returns the start of every namespace name of the network.
 func (nw *Network) Prefix() string { return nw.prefix }
+
+// SwitchNamespace returns the name of the namespace that holds the network's bridge.
+func (nw *Network) SwitchNamespace() string { return nw.switchNS }
+
+// SwitchPort returns the name of the host's cable end at the switch, in SwitchNamespace: the
+// interface LinkDown takes down.
+func (h *Host) SwitchPort() string { return h.port }

@@ -47,6 +47,8 @@ type Host struct {
 	Addr string `json:"addr"`
 	// Namespace is the network namespace `ip netns` knows it by.
 	Namespace string `json:"namespace"`
+	// SwitchPort is its cable's end at the switch, in namespace ID-sw.
+	SwitchPort string `json:"switch_port"`
 }
 
 // Up builds a cluster (see the options; by default 3 hosts, no rate limit, no SLURM). On
@@ -131,7 +133,7 @@ func (c *Cluster) build(ctx context.Context, cfg config) error {
 		return fmt.Errorf("vcluster: %w", err)
 	}
 	for i, h := range nw.Hosts() {
-		c.st.Hosts = append(c.st.Hosts, Host{Name: "h" + strconv.Itoa(i+1), Addr: h.Addr, Namespace: h.Namespace})
+		c.st.Hosts = append(c.st.Hosts, Host{Name: "h" + strconv.Itoa(i+1), Addr: h.Addr, Namespace: h.Namespace, SwitchPort: h.SwitchPort()})
 	}
 	if err := c.save(); err != nil {
 		return err

@@ -66,14 +66,14 @@ func up(t *testing.T, opts ...Option) *Cluster {
 func runChild(role string) int {
 	host, _ := os.Hostname()
 	switch {
-	case role == "listen": // prints its port, then answers each dialler with its host name
+	case role == "listen": // prints its port, then answers three diallers with its host name
 		ln, err := net.Listen("tcp", ":0")
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
 		fmt.Println(ln.Addr().(*net.TCPAddr).Port)
-		for range 2 {
+		for range 3 {
 			conn, err := ln.Accept()
 			if err != nil {
 				fmt.Fprintln(os.Stderr, err)
@@ -84,8 +84,10 @@ func runChild(role string) int {
 			conn.Close()
 		}
 		return 0
-	case strings.HasPrefix(role, "dial "): // dials ADDR, says its host name, prints the answer
-		conn, err := net.DialTimeout("tcp", strings.TrimPrefix(role, "dial "), time.Minute)
+	case strings.HasPrefix(role, "dial "): // "dial ADDR TIMEOUT": dials, says its host name, prints the answer
+		f := strings.Fields(role)
+		d, _ := time.ParseDuration(f[2])
+		conn, err := net.DialTimeout("tcp", f[1], d)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
@@ -113,7 +115,8 @@ func runChild(role string) int {
 }
 
 // TestHosts builds 3 hosts: each has its host name, and a process on h2 and one on h3 reach
-// a process on h1 by the name h1, over TCP, from their own addresses.
+// a process on h1 by the name h1, over TCP, from their own addresses. With h3's link down a
+// dial from h3 fails; with it up again one gets through.
 func TestHosts(t *testing.T) {
 	need(t)
 	c := up(t, WithHosts(3), WithSubnet(11))
@@ -136,20 +139,39 @@ func TestHosts(t *testing.T) {
 	if err != nil {
 		t.Fatalf("listener's port: %v\n%s", err, ln.Output())
 	}
-	for _, h := range []string{"h2", "h3"} {
+	dial := func(h, timeout string) (string, error) {
 		p, _ := c.Exec(h)
 		d, err := selfexec.Start(ctx, nil, selfexec.WithLauncher(p[0], p[1:]...),
-			selfexec.WithEnv(envRole+"=dial h1:"+strings.TrimSpace(port)))
+			selfexec.WithEnv(envRole+"=dial h1:"+strings.TrimSpace(port)+" "+timeout))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if err := d.Wait(); err != nil {
-			t.Fatalf("dialler on %s: %v\n%s", h, err, d.Output())
+			return "", fmt.Errorf("dialler on %s: %w\n%s", h, err, d.Output())
+		}
+		return strings.TrimSpace(d.Stdout()), nil
+	}
+	for _, h := range []string{"h2", "h3"} {
+		got, err := dial(h, "1m")
+		if err != nil {
+			t.Fatal(err)
 		}
 		hh, _ := c.Host(h)
-		if got, want := strings.TrimSpace(d.Stdout()), "h1 heard "+h+" from "+hh.Addr; got != want {
+		if want := "h1 heard " + h + " from " + hh.Addr; got != want {
 			t.Errorf("dialler on %s got %q, want %q", h, got, want)
 		}
+	}
+	if err := c.LinkDown(ctx, "h3"); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := dial("h3", "1s"); err == nil {
+		t.Fatalf("with h3's link down, h3 reached h1: %q", got)
+	}
+	if err := c.LinkUp(ctx, "h3"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dial("h3", "1m"); err != nil {
+		t.Fatal(err)
 	}
 	if err := ln.Wait(); err != nil {
 		t.Fatalf("listener: %v\n%s", err, ln.Output())
