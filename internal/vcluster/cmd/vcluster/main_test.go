@@ -2,11 +2,20 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
+	"go.uber.org/goleak"
+
+	"github.com/ibisgo/ibis/internal/leakcheck"
+	"github.com/ibisgo/ibis/internal/selfexec"
 	"github.com/ibisgo/ibis/internal/vcluster"
 )
 
@@ -50,5 +59,78 @@ func TestUpExecDown(t *testing.T) {
 	}
 	if code := run([]string{"status"}, &out, &errb); code == 0 {
 		t.Errorf("status after down: exit 0")
+	}
+}
+
+// envChild makes the test binary the command, on the cluster id it names.
+const envChild = "VCLUSTER_CMD_TEST_ID"
+
+func TestMain(m *testing.M) {
+	if cid := os.Getenv(envChild); cid != "" {
+		id = cid
+		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	}
+	goleak.VerifyTestMain(m, leakcheck.Options()...)
+}
+
+// TestKilledUp stops `up -slurm` while its daemons start: by SIGINT and SIGTERM, after which
+// nothing of the cluster is left, and by SIGKILL, after which `down` removes it all.
+func TestKilledUp(t *testing.T) {
+	if err := vcluster.Unavailable(vcluster.NeedSlurm); err != nil {
+		if os.Getenv("IBIS_VCLUSTER_REQUIRE") != "" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGKILL} {
+		t.Run(sig.String(), func(t *testing.T) {
+			cid := "ivc-clikill" + strconv.Itoa(os.Getpid())
+			defer func() { _ = vcluster.Remove(cid) }()
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			child, err := selfexec.Start(ctx, []string{"up", "-hosts", "3", "-slurm"},
+				selfexec.WithEnv(envChild+"="+cid), selfexec.WithCombinedOutput())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer child.Close()
+			conf := filepath.Join(vcluster.StateRoot, cid, "slurm.conf")
+			for {
+				if _, err := os.Stat(conf); err == nil {
+					break
+				}
+				select {
+				case <-child.Done():
+					t.Fatalf("up ended before writing %s:\n%s", conf, child.Output())
+				case <-ctx.Done():
+					t.Fatal(ctx.Err())
+				case <-time.After(10 * time.Millisecond):
+				}
+			}
+			if err := child.Signal(sig); err != nil {
+				t.Fatal(err)
+			}
+			err = child.Wait()
+			switch {
+			case err == nil:
+				t.Logf("up was done before %v came; removing its cluster", sig)
+				_ = vcluster.Remove(cid)
+			case sig == syscall.SIGKILL:
+				var out, errb bytes.Buffer
+				id = cid
+				if code := run([]string{"down"}, &out, &errb); code != 0 {
+					t.Fatalf("down: %d\n%s", code, errb.String())
+				}
+			}
+			if ns, _ := filepath.Glob("/run/netns/" + cid + "-*"); len(ns) > 0 {
+				t.Errorf("namespaces left: %v\n%s", ns, child.Output())
+			}
+			if _, err := os.Stat(filepath.Join(vcluster.StateRoot, cid)); err == nil {
+				t.Errorf("state directory left\n%s", child.Output())
+			}
+			if out, _ := exec.Command("pgrep", "-f", filepath.Join(vcluster.StateRoot, cid)+"/").Output(); len(out) > 0 {
+				t.Errorf("processes left: %s", out)
+			}
+		})
 	}
 }
