@@ -5,10 +5,10 @@
 // private munged) and Open MPI's mpirun across the hosts.
 //
 // A process runs on a host through Cluster.Command or the prefix Cluster.Exec gives:
-// `ip netns exec` (which also bind-mounts the host's /etc/netns/NS/hosts over /etc/hosts)
-// and `unshare --uts`, which gives the process a UTS namespace of its own whose host name is
-// the host's. The name is set per process, not kept in a persistent namespace, so there is
-// no mount to undo. Every process on a host sees `hostname` = hN, as mpirun and slurmd need.
+// `nsenter --net` into the host's namespace, then `unshare --mount --uts`, which gives the
+// process its own host name (hN, set per process: no persistent namespace to unmount) and a
+// private mount namespace where the cluster's /etc/hosts is bind-mounted over /etc/hosts, as
+// `ip netns exec` does, but keeping the machine's /sys, whose cgroup mounts slurmd needs.
 //
 // Everything a cluster makes carries its id (ivc-XXXXXXXX): its namespaces (ID-sw, ID-h0
 // for h1, ...), /etc/netns/ID-*, and a state directory /run/ibis-vcluster/ID holding the
