@@ -167,3 +167,74 @@ func TestAttemptShare(t *testing.T) {
 		t.Errorf("the last address does not get all the time left")
 	}
 }
+
+// holeTransport is a listTransport whose dials to hole never connect: they wait until
+// their context ends, as a dial to an address that swallows packets does.
+type holeTransport struct {
+	*listTransport
+	hole string
+}
+
+func (h *holeTransport) Dial(ctx context.Context, addr string, req *Request, lost func(error)) (OutConn, *Reply, error) {
+	if addr != h.hole {
+		return h.listTransport.Dial(ctx, addr, req, lost)
+	}
+	<-ctx.Done()
+	return nil, nil, ctx.Err()
+}
+
+// An address that never answers costs its share of the Connect's time, not all of it:
+// the next address is tried within the same Connect (8 s here: 4 s each), and the error
+// of a Connect that found no address names the silent one with the time it got.
+func TestSilentAddressBounded(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	first := openList(ctx, t, "", &listTransport{})
+	hole := "192.0.2.1:9" // never dialled: holeTransport swallows it
+	rcv := openList(ctx, t, first.embedded.Addr(), &listTransport{publish: func(real string) string { return hole + "," + real }})
+	if _, err := rcv.CreateReceivePort(singleType, "in"); err != nil {
+		t.Fatal(err)
+	}
+	sent := &holeTransport{listTransport: &listTransport{}, hole: hole}
+	sent.loopTransport = &loopTransport{}
+	cfg := &ipl.Config{Pool: "dialorder", Registry: first.embedded.Addr(), PortTypes: []ipl.PortType{singleType},
+		Logger: zap.NewNop(), ListenHost: "127.0.0.1", ConnectTimeout: time.Minute, MaxMessageSize: 1 << 20}
+	snd, err := Open(ctx, cfg, "hole", sent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer snd.Close()
+	sp, err := snd.CreateSendPort(singleType, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sp.Close()
+	// Half of 8 s for the silent address, the rest for the one that answers.
+	cctx, ccancel := context.WithTimeout(ctx, 8*time.Second)
+	defer ccancel()
+	if err := sp.Connect(cctx, rcv.Identifier(), "in"); err != nil {
+		t.Fatalf("connect past a silent address: %v", err)
+	}
+	live := rcv.id.Address[strings.Index(rcv.id.Address, ",")+1:]
+	for _, a := range sent.takeDialled() { // the silent address is not recorded
+		if a != live {
+			t.Fatalf("dialled %s, want only %s after the silent address", a, live)
+		}
+	}
+
+	// A silent and a refusing address: the error names the silent one and its share.
+	refused := refusingAddr(t)
+	rcv2 := openList(ctx, t, first.embedded.Addr(), &listTransport{publish: func(string) string { return hole + "," + refused }})
+	sp2, err := snd.CreateSendPort(singleType, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sp2.Close()
+	dctx, dcancel := context.WithTimeout(ctx, 8*time.Second)
+	defer dcancel()
+	err = sp2.Connect(dctx, rcv2.Identifier(), "in")
+	if !errors.Is(err, ipl.ErrRefused) || !strings.Contains(err.Error(), hole+": no answer within") ||
+		!strings.Contains(err.Error(), refused) {
+		t.Fatalf("connect to a silent and a refusing address: %v; want ErrRefused naming %s as silent", err, hole)
+	}
+}
