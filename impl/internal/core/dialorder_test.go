@@ -238,3 +238,55 @@ func TestSilentAddressBounded(t *testing.T) {
 		t.Fatalf("connect to a silent and a refusing address: %v; want ErrRefused naming %s as silent", err, hole)
 	}
 }
+
+// refusingTransport is a listTransport whose dials to one address fail the way a
+// failed pool check does in impl/internal/sockets: after the connection was made.
+type refusingTransport struct {
+	*listTransport
+	at string
+}
+
+func (r *refusingTransport) Dial(ctx context.Context, addr string, req *Request, lost func(error)) (OutConn, *Reply, error) {
+	if addr == r.at {
+		r.mu.Lock()
+		r.dialled = append(r.dialled, addr)
+		r.mu.Unlock()
+		return nil, nil, fmt.Errorf("test: pool check with %s: %w", addr, ipl.ErrUnauthenticated)
+	}
+	return r.listTransport.Dial(ctx, addr, req, lost)
+}
+
+// A failed pool check is an answer, not a failure to connect: Connect does not move on
+// to the next address but fails with ErrUnauthenticated.
+func TestPoolCheckFailureDoesNotMoveOn(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	first := openList(ctx, t, "", &listTransport{})
+	guarded := refusingAddr(t) // never dialled: refusingTransport answers for it
+	rcv := openList(ctx, t, first.embedded.Addr(), &listTransport{publish: func(real string) string {
+		return guarded + "," + real
+	}})
+	if _, err := rcv.CreateReceivePort(singleType, "in"); err != nil {
+		t.Fatal(err)
+	}
+	sent := &refusingTransport{listTransport: &listTransport{loopTransport: &loopTransport{}}, at: guarded}
+	cfg := &ipl.Config{Pool: "dialorder", Registry: first.embedded.Addr(), PortTypes: []ipl.PortType{singleType},
+		Logger: zap.NewNop(), ListenHost: "127.0.0.1", ConnectTimeout: time.Minute, MaxMessageSize: 1 << 20}
+	snd, err := Open(ctx, cfg, "refusing", sent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer snd.Close()
+	sp, err := snd.CreateSendPort(singleType, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sp.Close()
+	err = sp.Connect(ctx, rcv.Identifier(), "in")
+	if !errors.Is(err, ipl.ErrUnauthenticated) {
+		t.Fatalf("connect via an address whose pool check fails: %v, want ErrUnauthenticated", err)
+	}
+	if got := sent.takeDialled(); len(got) != 1 || got[0] != guarded {
+		t.Fatalf("dialled %q, want only %s", got, guarded)
+	}
+}
