@@ -37,6 +37,7 @@ type Network struct {
 	prefix   string // unique per Network: the start of every namespace name
 	switchNS string
 	subnet   int // the S of 10.203.S.0/24
+	ipv6Only bool
 	hosts    []*Host
 }
 
@@ -44,15 +45,17 @@ type Network struct {
 type Host struct {
 	// Namespace is the name `ip netns` knows the host by.
 	Namespace string
-	// Addr is the host's IPv4 address on the network (no prefix length).
+	// Addr is the host's address on the network (no prefix length): IPv4, or IPv6 with
+	// WithIPv6Only.
 	Addr string
 	port string // the switch-side end of the host's cable
 	net  *Network
 }
 
 type config struct {
-	subnet int
-	prefix string // the namespaces' common name start; random when empty (see WithPrefix)
+	subnet   int
+	prefix   string // the namespaces' common name start; random when empty (see WithPrefix)
+	ipv6Only bool   // hosts get an IPv6 address only (ipv6.go)
 }
 
 // Option configures New.
@@ -93,7 +96,7 @@ func New(ctx context.Context, n int, opts ...Option) (*Network, error) {
 		}
 		cfg.prefix = "ibis-" + hex.EncodeToString(id[:])
 	}
-	nw := &Network{prefix: cfg.prefix, subnet: cfg.subnet}
+	nw := &Network{prefix: cfg.prefix, subnet: cfg.subnet, ipv6Only: cfg.ipv6Only}
 	nw.switchNS = nw.prefix + "-sw"
 	if err := ip(ctx, "netns", "add", nw.switchNS); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrUnavailable, err)
@@ -120,7 +123,7 @@ func (nw *Network) build(ctx context.Context, n int) error {
 	for i := range n {
 		h := &Host{
 			Namespace: nw.prefix + "-h" + strconv.Itoa(i),
-			Addr:      fmt.Sprintf("10.203.%d.%d", nw.subnet, i+1),
+			Addr:      nw.hostAddr(i),
 			port:      "p" + strconv.Itoa(i),
 			net:       nw,
 		}
@@ -134,7 +137,7 @@ func (nw *Network) build(ctx context.Context, n int) error {
 			{"-n", sw, "link", "set", h.port, "master", "br0"},
 			{"-n", sw, "link", "set", h.port, "up"},
 			{"-n", h.Namespace, "link", "set", "lo", "up"},
-			{"-n", h.Namespace, "addr", "add", h.Addr + "/24", "dev", "eth0"},
+			nw.addrStep(h),
 			{"-n", h.Namespace, "link", "set", "eth0", "up"},
 		}
 		for _, s := range steps {
