@@ -72,13 +72,13 @@ func Detect(look func(string) (string, bool)) (Launch, error) {
 		return "", keys[0]
 	}
 	if v, k := get(EnvRank); v != "" {
-		r, err := nonNegative(k, v)
+		r, err := nonNegative(v, k)
 		if err != nil {
 			return Launch{}, err
 		}
 		size := 0
 		if s, k := get("IBIS_POOL_SIZE"); s != "" {
-			if size, err = nonNegative(k, s); err != nil {
+			if size, err = nonNegative(s, k); err != nil {
 				return Launch{}, err
 			}
 		}
@@ -97,7 +97,7 @@ func Detect(look func(string) (string, bool)) (Launch, error) {
 		}
 	}
 	if v, k := get("PMIX_RANK", "PMI_RANK"); v != "" {
-		r, err := nonNegative(k, v)
+		r, err := nonNegative(v, k)
 		if err != nil {
 			return Launch{}, err
 		}
@@ -126,7 +126,7 @@ func detectSrun(get func(...string) (string, string)) (Launch, error) {
 	if sizeS == "" {
 		return Launch{}, fmt.Errorf("%w: srun step without SLURM_NTASKS", ErrEnvironment)
 	}
-	size, err := positive(sizeK, sizeS)
+	size, err := positive(sizeS, sizeK)
 	if err != nil {
 		return Launch{}, err
 	}
@@ -171,7 +171,7 @@ func detectMpirun(get func(...string) (string, string)) (Launch, error) {
 	if sizeS == "" {
 		return Launch{}, fmt.Errorf("%w: OMPI_COMM_WORLD_RANK without OMPI_COMM_WORLD_SIZE", ErrEnvironment)
 	}
-	size, err := positive(sizeK, sizeS)
+	size, err := positive(sizeS, sizeK)
 	if err != nil {
 		return Launch{}, err
 	}
@@ -225,7 +225,7 @@ func registryPort(get func(...string) (string, string), job, step uint64) (int, 
 	return Port(job, step), nil
 }
 
-func nonNegative(k, v string) (int, error) {
+func nonNegative(v, k string) (int, error) {
 	n, err := strconv.Atoi(v)
 	if err != nil || n < 0 {
 		return 0, fmt.Errorf("%w: %s=%q: want a non-negative integer", ErrEnvironment, k, v)
@@ -233,7 +233,7 @@ func nonNegative(k, v string) (int, error) {
 	return n, nil
 }
 
-func positive(k, v string) (int, error) {
+func positive(v, k string) (int, error) {
 	n, err := strconv.Atoi(v)
 	if err != nil || n <= 0 {
 		return 0, fmt.Errorf("%w: %s=%q: want a positive integer", ErrEnvironment, k, v)
