@@ -76,15 +76,12 @@ func (in *Instance) drainRegistry() {
 		return
 	}
 	n := in.embedded.Members()
-	if n == 0 {
-		return
-	}
 	bound := in.embedded.DeathTimeout() + 2*in.embedded.HeartbeatInterval() + time.Second
 	in.log.Info("keeping the pool's registry up until the other members have left",
 		zap.Int("members", n), zap.Duration("at_most", bound))
 	ctx, cancel := context.WithTimeout(context.Background(), bound)
 	defer cancel()
-	if err := in.embedded.WaitNoMembers(ctx); err != nil {
+	if err := in.embedded.WaitIdle(ctx); err != nil {
 		in.log.Warn("closing the pool's registry with members left", zap.Int("members", in.embedded.Members()), zap.Error(err))
 	}
 }
