@@ -31,7 +31,9 @@ const envMember = "LAUNCHENV_TEST_MEMBER"
 var launcherPrefixes = []string{"IBIS_", "SLURM_", "SLURMD_", "OMPI_", "PMIX_", "PMI_"}
 
 func TestMain(m *testing.M) {
-	if impl := os.Getenv(envMember); impl != "" {
+	if impl := os.Getenv(envMember); impl == "alone" {
+		os.Exit(alone())
+	} else if impl != "" {
 		os.Exit(member(impl))
 	}
 	goleak.VerifyTestMain(m, leakcheck.Options()...)
@@ -83,6 +85,24 @@ func member(impl string) int {
 	fmt.Printf("member rank=%d after=ok\n", rank)
 	if err := ib.Close(); err != nil {
 		return fail(err)
+	}
+	return 0
+}
+
+// alone makes an Ibis on tcp and prints its pool's size and members: a program run
+// directly in a batch script must get a pool of its own.
+func alone() int {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	ib, err := ipl.New(ctx, ipl.WithImplementation("tcp"))
+	if err != nil {
+		fmt.Printf("alone error=%q\n", err.Error())
+		return 1
+	}
+	fmt.Printf("alone size=%d members=%d\n", ib.Registry().PoolSize(), len(ib.Registry().Members()))
+	if err := ib.Close(); err != nil {
+		fmt.Printf("alone error=%q\n", err.Error())
+		return 1
 	}
 	return 0
 }
