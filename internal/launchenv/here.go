@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// Host is what ServesHere needs to know about this machine; HostOf gives the real one.
+// Host is what ServesHere needs to know about this machine; ThisHost gives the real one.
 type Host struct {
 	// Name is the host name (os.Hostname).
 	Name string
