@@ -35,7 +35,7 @@ func startSlurm(t *testing.T, ctx context.Context) *slurm {
 			t.Skipf("%s not installed (slurm-wlm, util-linux): %v", p, err)
 		}
 	}
-	nw, err := netns.New(ctx, 1, netns.WithSubnet(77))
+	nw, err := netns.New(ctx, 1, netns.WithSubnet(77), netns.WithPrefix(fmt.Sprintf("slurmenv-%d", os.Getpid())))
 	if errors.Is(err, netns.ErrUnavailable) {
 		t.Skip("a private SLURM needs a network namespace: ", err)
 	}

@@ -52,6 +52,7 @@ type Host struct {
 
 type config struct {
 	subnet int
+	prefix string // the namespaces' common name start; random when empty (see WithPrefix)
 }
 
 // Option configures New.
@@ -82,11 +83,17 @@ func New(ctx context.Context, n int, opts ...Option) (*Network, error) {
 	if _, err := exec.LookPath("ip"); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
-	var id [4]byte
-	if _, err := rand.Read(id[:]); err != nil {
-		return nil, fmt.Errorf("netns: a unique name: %w", err)
+	if err := validPrefix(cfg.prefix); err != nil {
+		return nil, err
 	}
-	nw := &Network{prefix: "ibis-" + hex.EncodeToString(id[:]), subnet: cfg.subnet}
+	if cfg.prefix == "" {
+		var id [4]byte
+		if _, err := rand.Read(id[:]); err != nil {
+			return nil, fmt.Errorf("netns: a unique name: %w", err)
+		}
+		cfg.prefix = "ibis-" + hex.EncodeToString(id[:])
+	}
+	nw := &Network{prefix: cfg.prefix, subnet: cfg.subnet}
 	nw.switchNS = nw.prefix + "-sw"
 	if err := ip(ctx, "netns", "add", nw.switchNS); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrUnavailable, err)
