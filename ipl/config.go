@@ -34,6 +34,14 @@ type Config struct {
 	// Registry is the registry server's host:port; "" runs an embedded registry in this
 	// process, for a pool of this one process (or of processes told its address).
 	Registry string
+	// ServeRegistry, when set, is the address (such as ":20012") on which this process
+	// serves the pool's registry, embedded, for the others (and itself) to join at
+	// Registry: rank 0 of an srun or mpirun launch. It serves until the other members
+	// have left or died, also after this process's Close.
+	ServeRegistry string
+	// RegistryDialTimeout bounds how long joining keeps dialling a registry that is not
+	// up yet (0: registry.DefaultDialTimeout; negative: as long as the join may take).
+	RegistryDialTimeout time.Duration
 	// Pool is the pool's name; processes with the same name find each other.
 	Pool string
 	// PoolSize is the size of a closed-world pool; 0 means open.
@@ -73,6 +81,9 @@ type Config struct {
 	// TLSCert, TLSKey and TLSCA name the PEM files of this process's certificate, its
 	// key and the pool's CA (WithTLS).
 	TLSCert, TLSKey, TLSCA string
+
+	// launch remembers what an srun or mpirun launch set (applyLauncher).
+	launch *beforeLaunch
 }
 
 // Option sets part of a Config.
@@ -110,6 +121,18 @@ func WithPoolSecretFile(path string) Option { return func(c *Config) { c.PoolSec
 
 // WithRegistry names the registry server (host:port).
 func WithRegistry(addr string) Option { return func(c *Config) { c.Registry = addr } }
+
+// WithServeRegistry makes this process serve the pool's registry on addr (such as
+// ":9000", all interfaces) while it joins the pool at the Registry address, which must
+// reach it: what rank 0 does under srun and mpirun by itself. The registry outlives
+// Close until the other members have left or died (at most the death timeout).
+func WithServeRegistry(addr string) Option { return func(c *Config) { c.ServeRegistry = addr } }
+
+// WithRegistryDialTimeout bounds how long joining keeps dialling a registry that is not
+// up yet; a negative d keeps dialling for as long as New's context allows.
+func WithRegistryDialTimeout(d time.Duration) Option {
+	return func(c *Config) { c.RegistryDialTimeout = d }
+}
 
 // WithPool names the pool to join.
 func WithPool(name string) Option { return func(c *Config) { c.Pool = name } }

@@ -37,7 +37,10 @@ const (
 
 // ApplyEnvironment fills the fields of c that are still zero from the environment
 // (look is os.LookupEnv in production, a map in tests). Options win over environment,
-// so a program that fixes a setting in code keeps it; flags become options.
+// so a program that fixes a setting in code keeps it; flags become options. The IBIS_*
+// variables win over a launcher's: what they leave unset comes from srun's or mpirun's
+// variables (the pool size, a pool name, the registry that rank 0 serves; see
+// LaunchRank and docs/CLUSTERS.md), except for mp, which makes its pool itself.
 func (c *Config) ApplyEnvironment(look func(string) (string, bool)) error {
 	if look == nil {
 		look = os.LookupEnv
@@ -120,7 +123,7 @@ func (c *Config) ApplyEnvironment(look func(string) (string, bool)) error {
 			}
 		}
 	}
-	return nil
+	return c.applyLauncher(look)
 }
 
 func (c *Config) applyDefaults() {

@@ -47,6 +47,9 @@ func New(ctx context.Context, opts ...Option) (Ibis, error) {
 		return nil, err
 	}
 	cfg.Implementation = e.name
+	if e.name == "mp" {
+		cfg.undoLaunch() // mp makes its pool from the MPI job
+	}
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, DefaultJoinTimeout)

@@ -12,8 +12,9 @@
 //
 //  1. WithRank, when the program gives one;
 //  2. else, under mp (mpirun, srun), the MPI rank: the instance's address is "mpi:RANK";
-//  3. else the launch index in IBIS_RANK, which ibis-run sets, so that a process's
-//     "[N]" output prefix and its rank are the same number;
+//  3. else the launcher's rank, ipl.LaunchRank: IBIS_RANK, which ibis-run sets (so
+//     that a process's "[N]" output prefix and its rank are the same number), else
+//     the rank that mpirun or srun gives tcp and nio processes;
 //  4. else, when no process has any of these, the registry's join order (the members
 //     sorted by join number, ipl.IbisIdentifier.Number).
 //

@@ -71,7 +71,6 @@ const (
 	ctxSetup      = 0
 	ctxWorld      = 2
 	firstFreeCtx  = 4
-	envLaunchRank = "IBIS_RANK"
 	mpiAddrPrefix = "mpi:"
 )
 
@@ -189,7 +188,8 @@ func (w *World) start(ctx context.Context) error {
 }
 
 // launchRank is this process's rank as its launcher says: the option, else the MPI rank
-// in an mp address ("mpi:3"), else ibis-run's IBIS_RANK; -1 when none says.
+// in an mp address ("mpi:3"), else ipl.LaunchRank (IBIS_RANK, mpirun's, srun's); -1
+// when none says.
 func (w *World) launchRank(opt int) int {
 	if opt >= 0 {
 		return opt
@@ -200,12 +200,7 @@ func (w *World) launchRank(opt int) int {
 			return r
 		}
 	}
-	if v, ok := os.LookupEnv(envLaunchRank); ok {
-		if _, err := fmt.Sscanf(v, "%d", &r); err == nil && r >= 0 {
-			return r
-		}
-	}
-	return -1
+	return ipl.LaunchRank()
 }
 
 // agreeRanks gathers every process's launch rank over a set-up communicator in join

@@ -42,7 +42,7 @@
 // Java Ibis SOR does: mpj's Allreduce combines in an order fixed by the ranks, so the change
 // is bit-identical everywhere (a must for every process to stop at the same iteration); its
 // Irecv/Send give the overlap of -async without a goroutine per neighbour; its rank follows
-// the launcher (IBIS_RANK from -np or ibis-run, the MPI rank under mpirun), so the block a
+// the launcher (IBIS_RANK from -np or ibis-run, the rank under mpirun or srun), so the block a
 // process holds is known without an election; and the same code runs over tcp, nio and mp.
 // What it costs over raw ports is a header per message and one dispatcher goroutine: small
 // against a row of N+2 doubles.

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"strconv"
 
 	"github.com/ibisgo/ibis/ipl"
 
@@ -93,11 +91,6 @@ func play(ctx context.Context, s *settings, ib ipl.Ibis, rank int32, stdout, std
 	return exitOK
 }
 
-// launchRank is this process's launch index as ibis-run gives it, -1 when unknown.
-func launchRank() int32 {
-	r, err := strconv.ParseInt(os.Getenv("IBIS_RANK"), 10, 32)
-	if err != nil {
-		return -1
-	}
-	return int32(r)
-}
+// launchRank is this process's launch index as its launcher gives it (ipl.LaunchRank),
+// -1 when unknown.
+func launchRank() int32 { return int32(ipl.LaunchRank()) }

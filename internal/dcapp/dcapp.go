@@ -13,7 +13,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"strconv"
 	"syscall"
 	"time"
 
@@ -259,16 +258,9 @@ func (a App) print(w io.Writer, cfg *config, out output, line string, rep *dc.Re
 	return nil
 }
 
-// launchRank is this process's index in its launch: ibis-run's and -np's IBIS_RANK, or
-// the MPI rank of Open MPI's mpirun; 0 when neither says.
-func launchRank() int {
-	for _, env := range []string{"IBIS_RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK"} {
-		if v, err := strconv.Atoi(os.Getenv(env)); err == nil && v >= 0 {
-			return v
-		}
-	}
-	return 0
-}
+// launchRank is this process's index in its launch (ipl.LaunchRank: ibis-run's and
+// -np's IBIS_RANK, mpirun's or srun's rank); 0 when none says.
+func launchRank() int { return max(ipl.LaunchRank(), 0) }
 
 // envDuration reads a duration from the environment (0 when unset or not a duration).
 func envDuration(name string) time.Duration {

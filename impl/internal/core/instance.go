@@ -57,13 +57,17 @@ type Instance struct {
 	closing  atomic.Bool   // the first Close has begun
 	workDone chan struct{} // closed when that Close has done its work (all but the waits)
 	workErr  error         // what that work ran into; written before workDone is closed
+
+	// servesPool: embedded is the pool's registry for other processes too
+	// (cfg.ServeRegistry), so Close waits for them to leave before closing it.
+	servesPool bool
 }
 
 var _ ipl.Ibis = (*Instance)(nil)
 
 // Open starts an instance over tr: it starts accepting, joins the pool (running an
-// embedded registry server when cfg.Registry is empty) and returns the running
-// instance. impl is the implementation's registered name.
+// embedded registry server when cfg.Registry is empty or cfg.ServeRegistry is set) and
+// returns the running instance. impl is the implementation's registered name.
 func Open(ctx context.Context, cfg *ipl.Config, impl string, tr Transport) (*Instance, error) {
 	in := &Instance{
 		cfg:       cfg,
@@ -101,30 +105,10 @@ func Open(ctx context.Context, cfg *ipl.Config, impl string, tr Transport) (*Ins
 	if err != nil {
 		return nil, fmt.Errorf("starting transport: %w", err)
 	}
-	regAddr := cfg.Registry
-	if regAddr == "" {
-		var sopts []registry.ServerOption
-		sopts = append(sopts, registry.WithServerLogger(in.log.Named("registry")))
-		if cfg.HeartbeatInterval > 0 {
-			sopts = append(sopts, registry.WithHeartbeatInterval(cfg.HeartbeatInterval))
-		}
-		if cfg.DeathTimeout > 0 {
-			sopts = append(sopts, registry.WithDeathTimeout(cfg.DeathTimeout))
-		}
-		if in.secret.IsSet() {
-			sopts = append(sopts, registry.WithServerSecret(in.secret.Bytes()))
-		}
-		if in.tlsServer != nil {
-			sopts = append(sopts, registry.WithServerTLS(in.tlsServer))
-		}
-		srv, err := registry.StartEmbedded(net.JoinHostPort(embeddedHost(cfg.ListenHost), "0"), sopts...)
-		if err != nil {
-			_ = tr.Close()
-			return nil, fmt.Errorf("starting embedded registry: %w", err)
-		}
-		in.embedded = srv
-		regAddr = srv.Addr()
-		in.log.Info("embedded registry started", zap.String("addr", regAddr))
+	regAddr, err := in.startRegistry(cfg)
+	if err != nil {
+		_ = tr.Close()
+		return nil, fmt.Errorf("starting embedded registry: %w", err)
 	}
 	in.events = newEventQueue(in, cfg.EventHandler)
 	in.notes = newNotifier(in)
@@ -143,6 +127,7 @@ func Open(ctx context.Context, cfg *ipl.Config, impl string, tr Transport) (*Ins
 	if in.tlsClient != nil {
 		ropts = append(ropts, registry.WithTLS(in.tlsClient))
 	}
+	ropts = append(ropts, dialOptions(cfg)...)
 	client, err := registry.Join(ctx, regAddr, cfg.Pool, ropts...)
 	if err != nil {
 		in.events.close(false)
@@ -566,6 +551,7 @@ func (in *Instance) shutdown() error {
 	}
 	in.refusals.flush(in.log)
 	if in.embedded != nil {
+		in.drainRegistry()
 		if err := in.embedded.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("closing the embedded registry: %w", err))
 		}
