@@ -180,7 +180,8 @@ func startRegistry(ctx context.Context, t *testing.T, h *netns.Host, flags ...st
 	return r
 }
 
-// waitLine waits for an output line of the registry that contains all of the words.
+// waitLine waits for an output line of the registry that contains all of the words, in
+// any case.
 func (r *registryServer) waitLine(ctx context.Context, words ...string) (string, error) {
 	for {
 		select {
@@ -199,7 +200,7 @@ func (r *registryServer) waitLine(ctx context.Context, words ...string) (string,
 
 func containsAll(s string, words []string) bool {
 	for _, w := range words {
-		if !strings.Contains(s, w) {
+		if !strings.Contains(strings.ToLower(s), strings.ToLower(w)) {
 			return false
 		}
 	}
