@@ -48,8 +48,9 @@ type Config struct {
 	Logger *zap.Logger
 	// EventHandler, when set, receives registry events in order instead of Events().
 	EventHandler func(Event)
-	// ListenHost is the host or IP the implementation listens on and publishes ("" = 127.0.0.1
-	// unless IBIS_HOST says otherwise).
+	// ListenHost pins the host or IP the implementation listens on and publishes. Empty
+	// (unless IBIS_HOST says otherwise) or a wildcard (0.0.0.0, ::): listen on every
+	// interface and publish the addresses others can reach this process by (WithListenHost).
 	ListenHost string
 	// ConnectTimeout bounds a Connect whose context has no deadline.
 	ConnectTimeout time.Duration
@@ -136,7 +137,12 @@ func WithLogger(l *zap.Logger) Option { return func(c *Config) { c.Logger = l } 
 // WithEventHandler receives registry events in total order on one goroutine.
 func WithEventHandler(h func(Event)) Option { return func(c *Config) { c.EventHandler = h } }
 
-// WithListenHost sets the host or IP to listen on and publish to peers.
+// WithListenHost pins the host or IP to listen on and publish to peers (IBIS_HOST sets it
+// too). Without it, or with a wildcard (0.0.0.0, ::), tcp and nio listen on every
+// interface and publish a list of addresses, tried in order by whoever connects: the
+// address this host reached the registry from, then its other non-loopback addresses
+// (IPv4 first); loopback alone when the registry is on loopback. Pin a host when that
+// rule picks one that peers cannot reach (docs/CLUSTERS.md, "Addresses").
 func WithListenHost(host string) Option { return func(c *Config) { c.ListenHost = host } }
 
 // WithConnectTimeout bounds a Connect whose context has no deadline.

@@ -15,7 +15,7 @@ const (
 	EnvPool      = "IBIS_POOL"      // pool name
 	EnvPoolSize  = "IBIS_POOL_SIZE" // closed-world pool size
 	EnvImpl      = "IBIS_IMPL"      // implementation name
-	EnvHost      = "IBIS_HOST"      // host/IP to listen on and publish
+	EnvHost      = "IBIS_HOST"      // pins the host/IP to listen on and publish (WithListenHost)
 	EnvTag       = "IBIS_TAG"       // instance tag
 	EnvHeartbeat = "IBIS_HEARTBEAT" // embedded registry heartbeat interval (Go duration)
 	// EnvDeathTimeout: how long an embedded registry lets a member be silent before it
@@ -124,9 +124,6 @@ func (c *Config) ApplyEnvironment(look func(string) (string, bool)) error {
 }
 
 func (c *Config) applyDefaults() {
-	if c.ListenHost == "" {
-		c.ListenHost = "127.0.0.1"
-	}
 	if c.ConnectTimeout <= 0 {
 		c.ConnectTimeout = DefaultConnectTimeout
 	}

@@ -19,7 +19,7 @@ func Flags(fs *flag.FlagSet) func() []Option {
 	reg := fs.String("registry", "", "registry server host:port; default: $"+EnvRegistry+" or an embedded one")
 	pool := fs.String("pool", "", "pool name; default: $"+EnvPool)
 	size := fs.Int("pool-size", 0, "closed-world pool size; default: $"+EnvPoolSize)
-	host := fs.String("host", "", "host/IP to listen on; default: $"+EnvHost+" or 127.0.0.1")
+	host := fs.String("host", "", "host/IP to listen on and publish; default: $"+EnvHost+", else every interface")
 	props := map[string]string{}
 	fs.Func("property", "an implementation property `key=value` (repeatable), e.g. nio.send=thread", func(s string) error {
 		k, v, ok := strings.Cut(s, "=")

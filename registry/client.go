@@ -193,6 +193,13 @@ func (c *Client) join(ctx context.Context, pool string) (*session, error) {
 		if err != nil {
 			return nil, err
 		}
+		if f := c.cfg.addressFunc; f != nil {
+			c.cfg.address = f(raw.LocalAddr())
+			if err := checkLength("address", c.cfg.address); err != nil {
+				_ = raw.Close()
+				return nil, err
+			}
+		}
 		conn, err := c.secure(ctx, raw, pool)
 		if err != nil {
 			return nil, err

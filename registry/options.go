@@ -2,6 +2,7 @@ package registry
 
 import (
 	"crypto/tls"
+	"net"
 	"time"
 
 	"go.uber.org/zap"
@@ -15,6 +16,7 @@ type Option func(*clientConfig)
 type clientConfig struct {
 	poolSize         int
 	address          string
+	addressFunc      func(local net.Addr) string // computes address after dialling
 	tag              string
 	logger           *zap.Logger
 	handler          func(Event)
@@ -51,7 +53,16 @@ func WithPoolSize(n int) Option {
 // where its implementation accepts connections. The registry does not
 // interpret it.
 func WithAddress(addr string) Option {
-	return func(c *clientConfig) { c.address = addr }
+	return func(c *clientConfig) { c.address, c.addressFunc = addr, nil }
+}
+
+// WithAddressFunc is WithAddress for a member that learns its address only once it has
+// reached the registry: f gets the local address of the connection to the registry
+// (the address this host is seen by from there) and returns the address to publish.
+// It is called for each attempt of the first join; a rejoin publishes what the first
+// join did, since the address is part of the member's identity.
+func WithAddressFunc(f func(local net.Addr) string) Option {
+	return func(c *clientConfig) { c.address, c.addressFunc = "", f }
 }
 
 // WithTag sets the user's tag published in this member's Identifier, for

@@ -40,6 +40,8 @@ type pool struct {
 	// recovery is set while the pool is rebuilt from its returning
 	// members after a restart of the server (server_recovery.go).
 	recovery *recovery
+	// loopback notes members that publish loopback addresses (server_loopback.go).
+	loopback loopbackNote
 }
 
 // member is one member of a pool, joined through conn.
@@ -142,6 +144,7 @@ func (s *Server) addMember(p *pool, c *serverConn, address, tag string) *member 
 	c.member = m
 	s.members++
 	s.addSource(m)
+	s.noteLoopback(p, m)
 	s.joins.Add(1)
 	m.joinSeq = s.emit(p, Joined, m.id, "", p.members).Seq
 	if p.size > 0 && p.nextID >= p.size {

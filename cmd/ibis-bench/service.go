@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"strings"
 
 	"github.com/ibisgo/ibis/cmd/ibis-bench/internal/cluster"
 	"github.com/ibisgo/ibis/cmd/ibis-bench/internal/payload"
@@ -198,9 +199,11 @@ func rawListenAddr(g *cluster.Group) string {
 var errNotAnswer = errors.New("unexpected answer from the peer")
 
 // hostOf returns the host part of an implementation address of the form
-// host:port, or 127.0.0.1 for an address of another form.
+// host:port (the first of a published list, docs/CLUSTERS.md), or 127.0.0.1 for an
+// address of another form.
 func hostOf(addr string) string {
-	host, _, err := net.SplitHostPort(addr)
+	first, _, _ := strings.Cut(addr, ",")
+	host, _, err := net.SplitHostPort(first)
 	if err != nil || host == "" {
 		return "127.0.0.1"
 	}

@@ -20,10 +20,13 @@
 // configured pool name) to the other ranks with MPI_Bcast; every rank then joins it.
 // Elections, signals, membership events, closed-world waits and termination are the
 // registry's, as in the other implementations. A configured registry address or pool
-// size is ignored (and logged). When the job spans several nodes and the configured
-// listen host is a loopback address, the registry listens on an address of rank 0's
-// machine instead (IBIS_HOST chooses one). A rank that dies makes MPI abort the whole
-// job: the registry's died events and lost connections are not seen under mp.
+// size is ignored (and logged). A job on one node keeps the registry on loopback. When
+// the job spans several nodes and no host is pinned (IBIS_HOST unset, a wildcard or
+// loopback), the registry listens on every interface of rank 0's machine, rank 0
+// broadcasts the list of that machine's addresses (docs/CLUSTERS.md, "Addresses") and
+// each rank joins the first it reaches; IBIS_HOST on rank 0 pins one. A rank that dies
+// makes MPI abort the whole job: the registry's died events and lost connections are
+// not seen under mp.
 //
 // MPI can be initialised once per process, so there is one mp instance per process:
 // a second Open while one runs fails with ipl.ErrUnsupported, and so does an Open after

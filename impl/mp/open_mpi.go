@@ -8,13 +8,14 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
+	"strconv"
 	"strings"
 
 	"go.uber.org/zap"
 
 	"github.com/ibisgo/ibis/impl/internal/core"
 	"github.com/ibisgo/ibis/impl/mp/internal/mpi"
+	"github.com/ibisgo/ibis/internal/addrlist"
 	"github.com/ibisgo/ibis/ipl"
 	"github.com/ibisgo/ibis/registry"
 )
@@ -69,6 +70,7 @@ func open(ctx context.Context, cfg *ipl.Config) (ipl.Ibis, error) {
 		return fail(fmt.Errorf("mp: rank 0 could not start the pool's registry: %s", rest))
 	}
 	addr, pool, _ := strings.Cut(rest, "\n")
+	addr = pickReachable(ctx, addr) // rank 0's registry on every interface: the first address that answers
 	if cfg.Registry != "" && cfg.Registry != addr {
 		log.Info("ignoring the configured registry: the pool of an MPI job is MPI_COMM_WORLD, with its registry on rank 0",
 			zap.String("configured", cfg.Registry))
@@ -93,7 +95,7 @@ func open(ctx context.Context, cfg *ipl.Config) (ipl.Ibis, error) {
 
 // startRegistry starts rank 0's embedded registry and returns the broadcast message.
 func startRegistry(cfg *ipl.Config, w mpi.World, log *zap.Logger) (string, *registry.Server, error) {
-	host := registryHost(cfg.ListenHost, w, log)
+	host, all := registryListen(cfg.ListenHost, w.LocalSize < w.Size)
 	opts := []registry.ServerOption{registry.WithServerLogger(log.Named("registry"))}
 	if cfg.HeartbeatInterval > 0 {
 		opts = append(opts, registry.WithHeartbeatInterval(cfg.HeartbeatInterval))
@@ -105,46 +107,38 @@ func startRegistry(cfg *ipl.Config, w mpi.World, log *zap.Logger) (string, *regi
 	if err != nil {
 		return "", nil, fmt.Errorf("starting the embedded registry on %s: %w", host, err)
 	}
-	msg := "ok\n" + srv.Addr() + "\n" + cfg.Pool
+	addr := srv.Addr()
+	if all {
+		addr = everyAddress(addr, log)
+	}
+	msg := "ok\n" + addr + "\n" + cfg.Pool
 	if len(msg) > poolInfoSize {
 		_ = srv.Close()
 		return "", nil, fmt.Errorf("pool name of %d bytes is too long", len(cfg.Pool))
 	}
-	log.Info("embedded registry started", zap.String("addr", srv.Addr()), zap.String("pool", cfg.Pool))
+	log.Info("embedded registry started", zap.String("addr", addr), zap.String("pool", cfg.Pool))
 	return msg, srv, nil
 }
 
-// registryHost is where rank 0's registry listens: the configured host, unless the job
-// spans several nodes and that host is a loopback address the others cannot reach; then
-// an address of this machine (set IBIS_HOST to choose).
-func registryHost(host string, w mpi.World, log *zap.Logger) string {
-	if w.LocalSize >= w.Size {
-		return host
+// everyAddress turns the address of a registry listening on every interface into the
+// list of this host's addresses with its port (addrlist.Choose), for the other ranks to
+// pick from.
+func everyAddress(listening string, log *zap.Logger) string {
+	_, p, _ := net.SplitHostPort(listening)
+	port, _ := strconv.Atoi(p)
+	ifaces, err := addrlist.UpAddrs()
+	if err != nil {
+		log.Debug("listing this host's addresses", zap.Error(err))
 	}
-	if ip := net.ParseIP(host); ip != nil && !ip.IsLoopback() {
-		return host
+	list := addrlist.Choose(nil, port, ifaces)
+	if host, _, _ := net.SplitHostPort(list[0]); addrlist.IsLoopback(host) {
+		log.Warn("the MPI job spans several nodes but this node has no address but loopback for the registry; set IBIS_HOST")
 	}
-	if host != "" && host != "localhost" && net.ParseIP(host) == nil {
-		return host
+	s, err := addrlist.Encode(list)
+	if err != nil { // Choose keeps within the bounds
+		return list[0]
 	}
-	if name, err := os.Hostname(); err == nil {
-		if ips, err := net.LookupIP(name); err == nil {
-			for _, ip := range ips {
-				if !ip.IsLoopback() {
-					return ip.String()
-				}
-			}
-		}
-	}
-	if addrs, err := net.InterfaceAddrs(); err == nil {
-		for _, a := range addrs {
-			if n, ok := a.(*net.IPNet); ok && !n.IP.IsLoopback() && n.IP.To4() != nil {
-				return n.IP.String()
-			}
-		}
-	}
-	log.Warn("the MPI job spans several nodes but no non-loopback address was found for the registry; set IBIS_HOST")
-	return host
+	return s
 }
 
 // bcast broadcasts buf from rank 0 and waits for it, or for ctx.

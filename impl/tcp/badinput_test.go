@@ -25,13 +25,23 @@ func TestBadInputClosesOnlyThatConnection(t *testing.T) { impltest.BadInput(t, N
 // A message bigger than the maximum is refused by the sender before it is sent.
 func TestOversizeMessageRefused(t *testing.T) { impltest.OversizeRefused(t, Name, nil) }
 
-// A wildcard listen host cannot be published to peers; New says so.
-func TestWildcardHostRefused(t *testing.T) {
+// A wildcard listen host means every interface: New works and, the registry being on
+// loopback, the member publishes its loopback address with the port it listens on.
+func TestWildcardHostListensEverywhere(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	_, err := ipl.New(ctx, ipl.WithImplementation(Name), ipl.WithPortTypes(dataType), ipl.WithListenHost("0.0.0.0"))
-	if err == nil || !strings.Contains(err.Error(), "wildcard") {
-		t.Fatalf("New with host 0.0.0.0: %v, want an error about the wildcard", err)
+	for _, host := range []string{"0.0.0.0", "::", ""} {
+		ib, err := ipl.New(ctx, ipl.WithImplementation(Name), ipl.WithPortTypes(dataType), ipl.WithListenHost(host))
+		if err != nil {
+			t.Fatalf("New with host %q: %v", host, err)
+		}
+		addr := ib.Identifier().Address
+		if !strings.HasPrefix(addr, "127.0.0.1:") || strings.Contains(addr, ",") {
+			t.Errorf("host %q: published %q, want 127.0.0.1:PORT alone (the registry is on loopback)", host, addr)
+		}
+		if err := ib.Close(); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 

@@ -38,6 +38,7 @@ type Instance struct {
 	events   *eventQueue
 	notes    *notifier
 	stalls   *watchdog   // cuts stalled incoming connections (stall.go)
+	reach    reachCache  // the address of each peer that answered last (dialorder.go)
 	refusals *refusalLog // logs refused connections at a bounded rate (refusals.go)
 	gs       *goroutines
 
@@ -116,7 +117,7 @@ func Open(ctx context.Context, cfg *ipl.Config, impl string, tr Transport) (*Ins
 		if in.tlsServer != nil {
 			sopts = append(sopts, registry.WithServerTLS(in.tlsServer))
 		}
-		srv, err := registry.StartEmbedded(net.JoinHostPort(cfg.ListenHost, "0"), sopts...)
+		srv, err := registry.StartEmbedded(net.JoinHostPort(embeddedHost(cfg.ListenHost), "0"), sopts...)
 		if err != nil {
 			_ = tr.Close()
 			return nil, fmt.Errorf("starting embedded registry: %w", err)
@@ -128,7 +129,7 @@ func Open(ctx context.Context, cfg *ipl.Config, impl string, tr Transport) (*Ins
 	in.events = newEventQueue(in, cfg.EventHandler)
 	in.notes = newNotifier(in)
 	ropts := []registry.Option{
-		registry.WithAddress(addr),
+		in.publish(addr),
 		registry.WithTag(cfg.Tag),
 		registry.WithLogger(in.log), // the client names its logger itself
 		registry.WithEventHandler(in.onEvent),
@@ -373,7 +374,7 @@ func (in *Instance) Accept(req *Request, conn InConn) (*Reply, *Acceptance) {
 		return &Reply{Code: ReplyNoSuchPort, Detail: "this instance is still joining its pool"}, nil
 	}
 	if req.Target != "" && req.Target != id.String() {
-		return &Reply{Code: ReplyNoSuchPort, Detail: fmt.Sprintf("this is %s, not %s", id, req.Target)}, nil
+		return &Reply{Code: ReplyNoSuchPort, Detail: fmt.Sprintf(otherIbisPrefix+"%s, not %s", id, req.Target)}, nil
 	}
 	if rp == nil {
 		return &Reply{Code: ReplyNoSuchPort, Detail: fmt.Sprintf("%s has no receive port %q", in.id, req.To)}, nil

@@ -206,13 +206,16 @@ func (sp *SendPort) Connect(ctx context.Context, to ipl.IbisIdentifier, port str
 	var last error // the receiver's last "not yet", for a timeout to report
 	for {
 		oc := &sendConn{sp: sp, to: rid, heard: make(chan struct{})}
-		c, rep, err := sp.in.tr.Dial(ctx, to.Address, req, oc.peerEnded)
+		c, rep, err := sp.in.dialPeer(ctx, to, req, oc.peerEnded)
 		if err != nil {
 			// A dial cut short by the deadline may return before the context
 			// itself reports it: the clock decides.
 			if dl, ok := ctx.Deadline(); ctx.Err() != nil || ok && !time.Now().Before(dl) {
 				if last != nil {
 					return fmt.Errorf("%w (last answer: %w)", ctxError(ctx, what), last)
+				}
+				if de := (*DialError)(nil); errors.As(err, &de) {
+					return fmt.Errorf("%w (%v)", ctxError(ctx, what), de)
 				}
 				return ctxError(ctx, what)
 			}

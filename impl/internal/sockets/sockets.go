@@ -109,14 +109,19 @@ func (g *Group) Close(ln net.Listener) error {
 	return err
 }
 
-// Listen opens the listener a transport publishes; a wildcard host is refused, since
-// the address is also what peers dial.
+// Listen opens the listener a transport publishes: on host alone when one is pinned,
+// otherwise (host empty or a wildcard such as 0.0.0.0 or ::) on every interface, IPv4 and
+// IPv6, and the listener's address is then a wildcard that core replaces with the list of
+// this host's addresses (core/publish.go).
 func Listen(name, host string) (net.Listener, error) {
 	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
-		return nil, fmt.Errorf("%s: listen host %s is a wildcard; give an address of this machine that peers can reach (IBIS_HOST)", name, host)
+		host = ""
 	}
 	ln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
 	if err != nil {
+		if host == "" {
+			return nil, fmt.Errorf("%s: listening on all interfaces: %w", name, err)
+		}
 		return nil, fmt.Errorf("%s: listening on %s: %w", name, host, err)
 	}
 	return ln, nil

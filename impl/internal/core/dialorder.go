@@ -1,0 +1,208 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/ibisgo/ibis/internal/addrlist"
+	"github.com/ibisgo/ibis/ipl"
+)
+
+// attemptFloor is the least time one address of several gets before the next is tried:
+// enough for a connection and handshake across a slow network, short enough that an
+// address that swallows packets costs only a share of a Connect.
+const attemptFloor = 2 * time.Second
+
+// maxReach bounds the addresses remembered; beyond it the memory starts afresh.
+const maxReach = 4096
+
+// reachCache remembers, per peer, the address of its published list that last
+// answered, so that the next connection tries it first.
+type reachCache struct {
+	mu sync.Mutex
+	m  map[string]string
+}
+
+func (r *reachCache) get(peer string) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.m[peer]
+}
+
+func (r *reachCache) put(peer, addr string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.m == nil || len(r.m) >= maxReach {
+		r.m = map[string]string{}
+	}
+	r.m[peer] = addr
+}
+
+// dialPeer dials the addresses a peer published (addrlist), in order, the one that
+// answered last time first, until one answers with a reply of the peer's Ibis. Only a
+// failure to connect (refused, unreachable, no answer within the attempt's share of the
+// time) or another Ibis answering at the address moves on to the next; anything else
+// (the pool check failing, ctx ending, the instance closing) is returned at once. When
+// every address failed the error is a *DialError naming each.
+func (in *Instance) dialPeer(ctx context.Context, to ipl.IbisIdentifier, req *Request, lost func(error)) (OutConn, *Reply, error) {
+	addrs, err := addrlist.Parse(to.Address)
+	if err != nil {
+		addrs = []string{to.Address} // not a list (mp's "mpi:N", say): the transport's to judge
+	}
+	peer := to.String()
+	if len(addrs) > 1 {
+		if best := in.reach.get(peer); best != "" {
+			for i, a := range addrs[1:] {
+				if a == best {
+					addrs = append([]string{best}, append(addrs[:i+1:i+1], addrs[i+2:]...)...)
+					break
+				}
+			}
+		}
+	}
+	de := &DialError{Peer: to}
+	var other *Reply // another Ibis's answer, for a peer with one address
+	for i, a := range addrs {
+		actx, cancel, share := attemptContext(ctx, len(addrs)-i)
+		c, rep, err := in.tr.Dial(actx, a, req, lost)
+		timedOut := err != nil && actx.Err() != nil && ctx.Err() == nil
+		cancel()
+		switch {
+		case err == nil && rep.Code != ReplyAccepted && otherIbis(rep):
+			other = rep
+			de.Tried = append(de.Tried, DialAttempt{Addr: a, Err: fmt.Errorf("another Ibis answered: %s", rep.Detail)})
+		case err == nil:
+			if len(addrs) > 1 {
+				in.reach.put(peer, a)
+			}
+			return c, rep, nil
+		case ctx.Err() != nil:
+			return nil, nil, err
+		case timedOut:
+			de.Tried = append(de.Tried, DialAttempt{Addr: a, Err: fmt.Errorf("no answer within %v", share.Round(time.Millisecond))})
+		case connectFailed(err):
+			de.Tried = append(de.Tried, DialAttempt{Addr: a, Err: err})
+		default:
+			return nil, nil, err
+		}
+	}
+	if len(addrs) == 1 && other != nil {
+		return nil, other, nil // as ever: "not yet" to Connect, which reports the answer
+	}
+	return nil, nil, de
+}
+
+// attemptContext bounds one attempt when left addresses remain to try: an equal share
+// of the time left, at least attemptFloor; the last address gets all that is left.
+func attemptContext(ctx context.Context, left int) (context.Context, context.CancelFunc, time.Duration) {
+	dl, ok := ctx.Deadline()
+	if left <= 1 || !ok {
+		c, cancel := context.WithCancel(ctx)
+		return c, cancel, time.Until(dl)
+	}
+	share := max(time.Until(dl)/time.Duration(left), attemptFloor)
+	c, cancel := context.WithTimeout(ctx, share)
+	return c, cancel, share
+}
+
+// otherIbis tells a reply from another Ibis than the one dialled (Accept's answer when
+// the request's Target is not itself: an address that reaches a different process).
+func otherIbis(rep *Reply) bool {
+	return rep.Code == ReplyNoSuchPort && strings.HasPrefix(rep.Detail, otherIbisPrefix)
+}
+
+// otherIbisPrefix begins Accept's answer to a request meant for another Ibis.
+const otherIbisPrefix = "this is "
+
+// connectFailed tells a failure to make the connection at all (refused, unreachable, no
+// route) from a failure after it was made.
+func connectFailed(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial"
+}
+
+// DialAttempt is one address tried and what it gave.
+type DialAttempt struct {
+	Addr string
+	Err  error
+}
+
+// DialError is a failure to reach any address a peer published. It matches
+// ipl.ErrRefused and each attempt's error with errors.Is, and its text names every
+// address with what it gave, with a hint where the peer published an address this host
+// cannot use.
+type DialError struct {
+	Peer  ipl.IbisIdentifier
+	Tried []DialAttempt
+}
+
+func (e *DialError) Error() string {
+	var b strings.Builder
+	if len(e.Tried) == 1 {
+		b.WriteString(attemptText(e.Tried[0]))
+	} else {
+		fmt.Fprintf(&b, "%v: no address of %s/%s answered (%d tried): ", ipl.ErrRefused, e.Peer.Pool, e.Peer.ID, len(e.Tried))
+		for i, t := range e.Tried {
+			if i > 0 {
+				b.WriteString("; ")
+			}
+			b.WriteString(attemptText(t))
+		}
+	}
+	if h := e.hint(); h != "" {
+		b.WriteString(" (hint: ")
+		b.WriteString(h)
+		b.WriteString(")")
+	}
+	return b.String()
+}
+
+func attemptText(t DialAttempt) string {
+	msg := t.Err.Error()
+	if !strings.Contains(msg, t.Addr) {
+		msg = t.Addr + ": " + msg
+	}
+	return msg
+}
+
+// hint says what to do when the peer published a loopback address (which reaches only
+// its own host) or one this host has no route to.
+func (e *DialError) hint() string {
+	var loop, unroutable []string
+	for _, t := range e.Tried {
+		if host, _, err := net.SplitHostPort(t.Addr); err == nil && addrlist.IsLoopback(host) {
+			loop = append(loop, t.Addr)
+		} else if errors.Is(t.Err, syscall.ENETUNREACH) || errors.Is(t.Err, syscall.EHOSTUNREACH) {
+			unroutable = append(unroutable, t.Addr)
+		}
+	}
+	switch {
+	case len(loop) > 0:
+		what := "the loopback address"
+		if len(loop) > 1 {
+			what = "the loopback addresses"
+		}
+		return fmt.Sprintf("%s/%s published %s %s, which reaches only the host it runs on; "+
+			"if it runs on another host, start it without IBIS_HOST, or with IBIS_HOST set to an address this host can reach",
+			e.Peer.Pool, e.Peer.ID, what, strings.Join(loop, ", "))
+	case len(unroutable) > 0:
+		return fmt.Sprintf("%s is not routable from this host; start %s/%s with IBIS_HOST set to an address this host can reach",
+			strings.Join(unroutable, ", "), e.Peer.Pool, e.Peer.ID)
+	}
+	return ""
+}
+
+// Unwrap gives ipl.ErrRefused and every attempt's error, for errors.Is.
+func (e *DialError) Unwrap() []error {
+	errs := []error{ipl.ErrRefused}
+	for _, t := range e.Tried {
+		errs = append(errs, t.Err)
+	}
+	return errs
+}
