@@ -30,9 +30,9 @@ type program struct {
 var programs = []program{
 	{name: "hello", pkg: "./examples/hello", args: []string{"-n", "3", "-timeout", "2m"}, result: helloResult},
 	{name: "sor", pkg: "./apps/sor", args: []string{"-n", "200", "-iters", "60", "-q", "-timeout", "2m"}, local: true,
-		result: keyed("sor-result ", "procs", "n", "iters", "change", "checksum")},
+		result: keyed("sor-result ", "procs", "impl", "n", "iters", "change", "checksum")},
 	{name: "barneshut", pkg: "./apps/barneshut", args: []string{"-bodies", "2000", "-steps", "3", "-q", "-timeout", "2m"},
-		local: true, result: keyed("barneshut-result ", "bodies", "procs", "steps", "drift", "checksum")},
+		local: true, result: keyed("barneshut-result ", "bodies", "procs", "impl", "steps", "drift", "checksum")},
 	{name: "fib", pkg: "./apps/fib", args: []string{"-n", "27", "-threshold", "15", "-progress", "0", "-timeout", "2m"},
 		local: true, result: fibResult},
 }

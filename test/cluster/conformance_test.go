@@ -44,8 +44,8 @@ func TestConformanceAcrossHosts(t *testing.T) {
 			pattern := "^TestConformanceAcrossHosts$"
 			ctx, cancel := context.WithTimeout(context.Background(), confBound)
 			defer cancel()
-			env := append([]string{envConfImpl + "=" + impl, envConfHosts + "=" + strings.Join(children, ","),
-				envConfAddr + "=" + hosts[0].Addr}, hostEnv(hosts[0])...)
+			env := []string{envConfImpl + "=" + impl, envConfHosts + "=" + strings.Join(children, ","),
+				envConfAddr + "=" + hosts[0].Addr}
 			c, err := selfexec.Run(ctx, []string{"-test.run=" + pattern, "-test.v", "-test.count=1"},
 				selfexec.WithLauncher(hosts[0].Exec()[0], hosts[0].Exec()[1:]...),
 				selfexec.WithoutEnv("IBIS_"), selfexec.WithEnv(env...), selfexec.WithCombinedOutput())
@@ -83,7 +83,7 @@ func runConformanceParent(t *testing.T, impl string) {
 		RegistryHost: os.Getenv(envConfAddr),
 		Child: func(i int) []selfexec.Option {
 			h := hosts[i%len(hosts)]
-			return []selfexec.Option{selfexec.WithLauncher(h.Exec()[0], h.Exec()[1:]...), selfexec.WithEnv(hostEnv(h)...)}
+			return []selfexec.Option{selfexec.WithLauncher(h.Exec()[0], h.Exec()[1:]...)}
 		},
 	})
 }

@@ -115,7 +115,6 @@ func (l envLauncher) start(ctx context.Context, t *testing.T, exe string, np int
 		var host *netns.Host
 		if len(l.hosts) > 0 {
 			host = l.hosts[rank%len(l.hosts)]
-			env = append(env, hostEnv(host)...)
 			opts = append(opts, selfexec.WithLauncher(host.Exec()[0], host.Exec()[1:]...))
 		}
 		c, err := selfexec.Start(ctx, args, append(opts, selfexec.WithEnv(env...))...)

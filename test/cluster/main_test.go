@@ -21,7 +21,6 @@ import (
 
 	"github.com/ibisgo/ibis/internal/leakcheck"
 	"github.com/ibisgo/ibis/internal/netns"
-	"github.com/ibisgo/ibis/ipl"
 	"github.com/ibisgo/ibis/test/conformance"
 )
 
@@ -60,12 +59,4 @@ func newNetwork(t *testing.T, n int) *netns.Network {
 		}
 	})
 	return nw
-}
-
-// hostEnv is the environment a member process on h needs to be reachable from the other
-// hosts. Until members publish addresses that work across hosts by themselves (the branch
-// addrs of issue 24), a member with no IBIS_HOST publishes 127.0.0.1, so this pins the
-// host's address; it is the one place the tests set it.
-func hostEnv(h *netns.Host) []string {
-	return []string{ipl.EnvHost + "=" + h.Addr}
 }
