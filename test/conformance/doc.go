@@ -18,4 +18,8 @@
 // instead: each case becomes an mpirun job of the test binary, in which rank 0 plays the
 // parent inside a test function that calls RunMPIParent, and the other ranks play the
 // children (the same TestMain starts them).
+//
+// Across hosts (test/cluster), Options.RegistryHost puts the registry on the parent's host
+// address and Options.Child starts each child on another host (a launcher prefix such as
+// `ip netns exec`); without them everything runs on 127.0.0.1 as before.
 package conformance

@@ -3,6 +3,7 @@ package conformance
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"sort"
 	"strconv"
@@ -42,6 +43,12 @@ type Options struct {
 	// Properties are implementation-specific settings (for example flavours), given to
 	// every member of the pool.
 	Properties map[string]string
+	// RegistryHost is the address the case's registry listens on; "" is 127.0.0.1. A run
+	// across hosts (test/cluster) gives the parent's host address, which the children reach.
+	RegistryHost string
+	// Child, when set, gives more start options for child i: a launcher that runs it on
+	// another host (selfexec.WithLauncher) and the environment it needs there.
+	Child func(i int) []selfexec.Option
 }
 
 // Env is what a case's parts get: their Ibis instance and their place in the pool.
@@ -188,7 +195,11 @@ func runCase(t *testing.T, opts Options, tc *testCase) {
 	if tc.deathTimeout != 0 {
 		sopts = append(sopts, registry.WithDeathTimeout(tc.deathTimeout))
 	}
-	srv, err := registry.StartEmbedded("127.0.0.1:0", sopts...)
+	regHost := "127.0.0.1"
+	if opts.RegistryHost != "" {
+		regHost = opts.RegistryHost
+	}
+	srv, err := registry.StartEmbedded(net.JoinHostPort(regHost, "0"), sopts...)
 	if err != nil {
 		t.Fatalf("starting registry: %v", err)
 	}
@@ -227,7 +238,11 @@ func runCase(t *testing.T, opts Options, tc *testCase) {
 		env := append([]string{envCase + "=" + tc.name, envIndex + "=" + strconv.Itoa(i), envProps + "=" + encodeProps(opts.Properties),
 			ipl.EnvRegistry + "=" + srv.Addr(), ipl.EnvPool + "=" + pool, ipl.EnvPoolSize + "=" + strconv.Itoa(size),
 			ipl.EnvImpl + "=" + opts.Impl}, cenv...)
-		sc, err := selfexec.Start(context.Background(), []string{selfexec.NoTests}, selfexec.WithEnv(env...), selfexec.WithCombinedOutput())
+		copts := []selfexec.Option{selfexec.WithEnv(env...), selfexec.WithCombinedOutput()}
+		if opts.Child != nil {
+			copts = append(copts, opts.Child(i)...)
+		}
+		sc, err := selfexec.Start(context.Background(), []string{selfexec.NoTests}, copts...)
 		if err != nil {
 			t.Fatalf("starting child %d: %v", i, err)
 		}
