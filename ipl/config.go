@@ -161,7 +161,8 @@ func WithLogger(l *zap.Logger) Option { return func(c *Config) { c.Logger = l } 
 func WithEventHandler(h func(Event)) Option { return func(c *Config) { c.EventHandler = h } }
 
 // WithListenHost pins the host or IP to listen on and publish to peers (IBIS_HOST sets it
-// too). Without it, or with a wildcard (0.0.0.0, ::), tcp and nio listen on every
+// too). Without it, tcp and nio listen on loopback when the registry is on loopback (a
+// pool on one host); otherwise, or with a wildcard (0.0.0.0, ::), they listen on every
 // interface and publish a list of addresses, tried in order by whoever connects: the
 // address this host reached the registry from, then its other non-loopback addresses
 // (IPv4 first); loopback alone when the registry is on loopback. Pin a host when that

@@ -39,7 +39,7 @@ type transport struct {
 var _ core.PortChecker = (*transport)(nil)
 
 func newTransport(cfg *ipl.Config, ch chooser, loops int, spin time.Duration) *transport {
-	return &transport{host: cfg.ListenHost, loops: loops, spin: spin, log: cfg.Logger.Named("nio"), ch: ch,
+	return &transport{host: sockets.ListenHost(cfg), loops: loops, spin: spin, log: cfg.Logger.Named("nio"), ch: ch,
 		g: sockets.NewGroup(Name)}
 }
 

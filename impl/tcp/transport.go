@@ -29,7 +29,7 @@ func newTransport(cfg *ipl.Config) (*transport, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &transport{host: cfg.ListenHost, spin: spin, log: cfg.Logger.Named("tcp"), g: sockets.NewGroup(Name)}, nil
+	return &transport{host: sockets.ListenHost(cfg), spin: spin, log: cfg.Logger.Named("tcp"), g: sockets.NewGroup(Name)}, nil
 }
 
 func (t *transport) Start(acc core.Acceptor) (string, error) {
