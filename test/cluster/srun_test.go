@@ -18,7 +18,7 @@ var sor1024 = program{name: "sor-1024", pkg: "./apps/sor", args: []string{"-n", 
 // user types it (the 4 tasks on the first host, SLURM's block distribution) against
 // `sor -np 4 -n 1024`. One cluster serves every variant.
 func TestAppsUnderSrun(t *testing.T) {
-	c := newCluster(t, 4)
+	c := newCluster(t, 4, true)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*appBound)
 	defer cancel()
 	local := startRegistry(ctx, t, nil) // for hello's reference run, which has no -np

@@ -19,12 +19,18 @@ const envRequire = "IBIS_VCLUSTER_REQUIRE"
 // upBound bounds the build of a virtual cluster; with SLURM it takes a few seconds.
 const upBound = 2 * time.Minute
 
-// newCluster brings up a virtual cluster of n hosts with SLURM and mpirun that the test's
-// cleanup removes, or skips the test (fails it under envRequire) when this machine cannot
-// build one, saying why. It logs how long the Up took.
-func newCluster(t *testing.T, n int, opts ...vcluster.Option) *vcluster.Cluster {
+// newCluster brings up a virtual cluster of n hosts for mpirun, with SLURM when slurm is
+// set, that the test's cleanup removes, or skips the test (fails it under envRequire) when
+// this machine cannot build one, saying why. It logs how long the Up took.
+func newCluster(t *testing.T, n int, slurm bool) *vcluster.Cluster {
 	t.Helper()
-	if err := vcluster.Unavailable(vcluster.NeedSlurm, vcluster.NeedMPIRun); err != nil {
+	needs := []vcluster.Need{vcluster.NeedMPIRun}
+	opts := []vcluster.Option{vcluster.WithHosts(n)}
+	if slurm {
+		needs = append(needs, vcluster.NeedSlurm)
+		opts = append(opts, vcluster.WithSlurm())
+	}
+	if err := vcluster.Unavailable(needs...); err != nil {
 		if os.Getenv(envRequire) != "" {
 			t.Fatalf("%s is set, but: %v", envRequire, err)
 		}
@@ -33,11 +39,11 @@ func newCluster(t *testing.T, n int, opts ...vcluster.Option) *vcluster.Cluster 
 	ctx, cancel := context.WithTimeout(context.Background(), upBound)
 	defer cancel()
 	start := time.Now()
-	c, err := vcluster.Up(ctx, append([]vcluster.Option{vcluster.WithHosts(n), vcluster.WithSlurm()}, opts...)...)
+	c, err := vcluster.Up(ctx, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("virtual cluster %s of %d hosts with SLURM up in %v", c.ID(), n, time.Since(start).Round(time.Millisecond))
+	t.Logf("virtual cluster %s of %d hosts (SLURM: %v) up in %v", c.ID(), n, slurm, time.Since(start).Round(time.Millisecond))
 	t.Cleanup(func() {
 		if err := c.Close(); err != nil {
 			t.Errorf("removing the virtual cluster: %v", err)
