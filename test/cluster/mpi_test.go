@@ -15,7 +15,8 @@ import (
 // ways a user starts an MPI program there: `srun --mpi=pmix -N 4 -n 4 ./prog -impl mp ...`
 // and `mpirun -np 4 --map-by node ... ./prog -impl mp ...`, with no IBIS_* setting. The
 // results must equal, bit for bit, those of the same binary run as `-np 4` on 127.0.0.1
-// (tcp). One cluster serves every variant (needs Open MPI's development files to build):
+// (tcp). srun gets --kill-on-bad-exit, as MPI jobs usually do, so that a rank that fails
+// ends the step instead of leaving the others waiting in MPI. One cluster serves every variant (needs Open MPI's development files to build):
 //
 //	go test -race -count=1 -tags mpi -run '^TestAppsOverMPIOnCluster$' ./test/cluster/
 func TestAppsOverMPIOnCluster(t *testing.T) {
@@ -28,7 +29,7 @@ func TestAppsOverMPIOnCluster(t *testing.T) {
 		t.Run(p.name, func(t *testing.T) {
 			exe := mpiBinary(ctx, t, dir, p.pkg)
 			want := referenceRun(t, p, exe, "tcp", local.addr)
-			sameResult(t, srunLauncher{c: c, impl: "mp", args: []string{"--mpi=pmix", "-N", "4"}}, p, exe, want,
+			sameResult(t, srunLauncher{c: c, impl: "mp", args: []string{"--mpi=pmix", "-N", "4", "--kill-on-bad-exit=1"}}, p, exe, want,
 				"srun --mpi=pmix -N 4 -n 4 "+p.name+" -impl mp")
 			sameResult(t, mpirunLauncher{c: c, impl: "mp"}, p, exe, want, "mpirun -np 4 "+p.name+" -impl mp")
 		})
