@@ -17,7 +17,7 @@ import (
 // sor1024 is the issue's own check: `srun -n 4 ./sor -n 1024` (to convergence, tcp, no
 // other setting) prints the same checksum as `sor -np 4 -n 1024`.
 var sor1024 = program{name: "sor-1024", pkg: "./apps/sor", args: []string{"-n", "1024", "-q", "-timeout", "3m"}, local: true,
-	result: keyed("sor-result ", "procs", "n", "iters", "change", "checksum")}
+	result: keyed("sor-result ", "procs", "impl", "n", "iters", "change", "checksum")}
 
 // TestAppsUnderSrun runs examples/hello, apps/sor, apps/barneshut and apps/fib under srun on
 // a virtual cluster of 4 hosts with SLURM, one task per host (`srun -n 4 -N 4 ./prog

@@ -119,7 +119,7 @@ func sameResult(t *testing.T, l launcher, p program, exe, want, where string) {
 	start := time.Now()
 	got := runResult(t, l, p, exe)
 	if got != want {
-		t.Errorf("%s: %q\non 127.0.0.1 (-np 4): %q", where, got, want)
+		t.Errorf("%s: %q\non 127.0.0.1: %q", where, got, want)
 		return
 	}
 	t.Logf("%s, as on 127.0.0.1 (%v): %s", where, time.Since(start).Round(time.Millisecond), got)
