@@ -13,8 +13,9 @@
 # the tables give the best and the median of the rounds, and the ratio cluster/loopback.
 # A checksum that differs between a cluster run and a loopback run (or between rounds)
 # fails the script. The join time: `srun -N 4 -n 16` of internal/joinprobe on the cluster,
-# from just before srun starts until the last process has seen the pool complete, JOINS
-# times per round; beside it the same pool started by `ibis-run -np 16` on loopback.
+# from just before srun starts until the last process has seen the pool complete (and when
+# the last process started: srun's part), JOINS times per round; beside it the same pool
+# started by `ibis-run -np 16` on loopback.
 # With PLOT=FILE.png also speedup plots (cmd/speedplot) FILE-sor.png and FILE-barneshut.png.
 # Markdown on stdout, progress on stderr.
 set -euo pipefail
@@ -86,7 +87,8 @@ loopback() {
   grep "^$1-result" <<<"$out" || { echo "$out" >&2; fail "$1 -np $3 -impl $2 printed no result"; }
 }
 
-# joins WHERE: one pool of JOIN_NP joinprobes; prints the latest "closed" time of its members.
+# joins WHERE: one pool of JOIN_NP joinprobes; prints when its last process started and
+# when the last one saw the pool complete, in seconds since just before the launcher began.
 joins() {
   local out t0
   t0=$(date +%s%N)
@@ -95,7 +97,8 @@ joins() {
     loopback) out=$(IBIS_JOINPROBE_T0=$t0 "$tmp/ibis-run" -np "$JOIN_NP" -- "$tmp/joinprobe" 2>&1) ;;
   esac || { echo "$out" >&2; fail "joinprobe ($1) failed"; }
   [ "$(grep -c 'joinprobe-result' <<<"$out")" -eq "$JOIN_NP" ] || { echo "$out" >&2; fail "joinprobe ($1): not $JOIN_NP results"; }
-  grep -o 'closed=[0-9.]*' <<<"$out" | cut -d= -f2 | sort -g | tail -1
+  echo "$(grep -o 'started=[0-9.]*' <<<"$out" | cut -d= -f2 | sort -g | tail -1)" \
+    "$(grep -o 'closed=[0-9.]*' <<<"$out" | cut -d= -f2 | sort -g | tail -1)"
 }
 
 run=0
@@ -117,9 +120,10 @@ for round in $(seq "$ROUNDS"); do
   done
   for _ in $(seq "$JOINS"); do
     for where in cluster loopback; do
-      secs=$(joins "$where")
-      echo "join $where $secs" >>"$tmp/joins"
-      echo "round $round: join of $JOIN_NP, $where: ${secs}s" >&2
+      set -- $(joins "$where")
+      [ $# -eq 2 ] || fail "joinprobe ($where): no times"
+      echo "join $where $1 $2" >>"$tmp/joins"
+      echo "round $round: join of $JOIN_NP, $where: last started after ${1}s, pool complete after ${2}s" >&2
     done
   done
 done
@@ -152,20 +156,25 @@ awk '
     }
   }' "$tmp/results"
 echo
-echo "Join time of a pool of $JOIN_NP (tcp), from just before the launcher starts until the last process has seen the pool complete:"
+echo "Join time of a pool of $JOIN_NP (tcp), from just before the launcher starts until the last process has seen the pool complete,"
+echo "and when the last process started (the launcher's part):"
 echo
-echo "| where | launcher | best s | median s | runs |"
-echo "|---|---|---|---|---|"
+echo "| where | launcher | pool complete, best s | pool complete, median s | last process started, median s | runs |"
+echo "|---|---|---|---|---|---|"
 awk -v hosts="$HOSTS" -v np="$JOIN_NP" '
-  { t[$2] = t[$2] " " $3 }
+  function median(list,   m, v, a, b, x) {
+    m = split(substr(list, 2), v, " ")
+    for (a = 1; a <= m; a++) for (b = a + 1; b <= m; b++) if (v[b] < v[a]) { x = v[a]; v[a] = v[b]; v[b] = x }
+    lo = v[1]; runs = m
+    return (m % 2) ? v[(m + 1) / 2] : (v[m / 2] + v[m / 2 + 1]) / 2
+  }
+  { s[$2] = s[$2] " " $3; c[$2] = c[$2] " " $4 }
   END {
     n = split("cluster loopback", w, " ")
     for (i = 1; i <= n; i++) {
-      m = split(substr(t[w[i]], 2), v, " ")
-      for (a = 1; a <= m; a++) for (b = a + 1; b <= m; b++) if (v[b] < v[a]) { x = v[a]; v[a] = v[b]; v[b] = x }
-      med = (m % 2) ? v[(m + 1) / 2] : (v[m / 2] + v[m / 2 + 1]) / 2
-      if (w[i] == "cluster") printf "| %d virtual hosts | srun -N %d -n %d | %.3f | %.3f | %d |\n", hosts, hosts, np, v[1], med, m
-      else printf "| loopback | ibis-run -np %d | %.3f | %.3f | %d |\n", np, v[1], med, m
+      ms = median(s[w[i]]); mc = median(c[w[i]])
+      if (w[i] == "cluster") printf "| %d virtual hosts | srun -N %d -n %d | %.3f | %.3f | %.3f | %d |\n", hosts, hosts, np, lo, mc, ms, runs
+      else printf "| loopback | ibis-run -np %d | %.3f | %.3f | %.3f | %d |\n", np, lo, mc, ms, runs
     }
   }' "$tmp/joins"
 

@@ -2,10 +2,11 @@
 // pool its launcher describes (srun, mpirun, ibis-run or IBIS_*), waits until every
 // member has joined, and prints one line with the times since the launch began:
 //
-//	joinprobe-result rank=R size=N joined=SECONDS closed=SECONDS
+//	joinprobe-result rank=R size=N started=SECONDS joined=SECONDS closed=SECONDS
 //
-// joined is when this process's ipl.New returned, closed when it saw the pool complete;
-// the largest closed of a run is the pool's join time. The launch began at
+// started is when this process began (what the launcher took), joined when its ipl.New
+// returned, closed when it saw the pool complete; the largest closed of a run is the
+// pool's join time. The launch began at
 // $IBIS_JOINPROBE_T0 (Unix time in nanoseconds, set by the script just before it calls
 // srun; every host of the virtual cluster shares the machine's clock), else when this
 // process started. scripts/cluster-bench.sh uses it (docs/CLUSTERS.md, Figures).
@@ -89,8 +90,8 @@ func run(ctx context.Context, start time.Time, args []string, t0 string, stdout,
 		return errors.Join(err, ib.Close())
 	}
 	closed := time.Since(begin)
-	fmt.Fprintf(stdout, "joinprobe-result rank=%d size=%d joined=%.6f closed=%.6f\n",
-		ipl.LaunchRank(), reg.PoolSize(), joined.Seconds(), closed.Seconds())
+	fmt.Fprintf(stdout, "joinprobe-result rank=%d size=%d started=%.6f joined=%.6f closed=%.6f\n",
+		ipl.LaunchRank(), reg.PoolSize(), start.Sub(begin).Seconds(), joined.Seconds(), closed.Seconds())
 	return ib.Close()
 }
 

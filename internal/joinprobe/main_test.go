@@ -66,9 +66,11 @@ func TestPoolJoinTime(t *testing.T) {
 				}
 				f := result(t, c.Output())
 				rank, _ := strconv.Atoi(f["rank"])
+				started, err0 := strconv.ParseFloat(f["started"], 64)
 				joined, err1 := strconv.ParseFloat(f["joined"], 64)
 				closed, err2 := strconv.ParseFloat(f["closed"], 64)
-				if rank != r || f["size"] != strconv.Itoa(n) || err1 != nil || err2 != nil || joined < 0 || closed < joined {
+				if rank != r || f["size"] != strconv.Itoa(n) || errors.Join(err0, err1, err2) != nil ||
+					started < 0 || joined < started || closed < joined {
 					t.Errorf("process %d printed %v", r, f)
 				}
 				seen[rank] = true
