@@ -10,7 +10,9 @@
 # IBIS_HOST. Loopback runs: the apps' own -np P. Both unbound to cores (-bind=false), as
 # the processes on the hosts are, so that only the network path differs. Each round runs
 # every configuration once, in turn, so that the machine's noise spreads over all of them;
-# the tables give the best and the median of the rounds, and the ratio cluster/loopback.
+# the tables give the best and the median of the rounds, the ratio cluster/loopback of
+# each, and the median of the ratios of the two runs of one round (adjacent in time, so a
+# burst of the machine's other load falls on both runs less often than on one).
 # A checksum that differs between a cluster run and a loopback run (or between rounds)
 # fails the script. The join time: `srun -N 4 -n 16` of internal/joinprobe on the cluster,
 # from just before srun starts until the last process has seen the pool complete (and when
@@ -112,7 +114,7 @@ for round in $(seq "$ROUNDS"); do
           secs=$(sed -n 's/.*seconds=\([0-9.]*\).*/\1/p' <<<"$line")
           sum=$(sed -n 's/.*checksum=\([^ ]*\).*/\1/p' <<<"$line")
           [ -n "$secs" ] && [ -n "$sum" ] || fail "$app $impl P=$p $where: no time or checksum in: $line"
-          echo "$app $impl $p $where $secs $sum" >>"$tmp/results"
+          echo "$app $impl $p $where $secs $sum $round" >>"$tmp/results"
           echo "round $round: $app $impl P=$p $where ${secs}s checksum $sum" >&2
         done
       done
@@ -137,22 +139,24 @@ $bad"
 echo "SOR n=$SOR_N, $SOR_ITERS iterations; Barnes-Hut $BH_BODIES bodies, $BH_STEPS steps; $ROUNDS rounds"
 echo "$HOSTS virtual hosts${RATE:+, links limited to $RATE}; $(nproc) cores (shared); load average $load_start at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end"
 echo
-echo "| application | impl | P | cluster best s | loopback best s | cluster/loopback (best) | cluster median s | loopback median s | cluster/loopback (median) | checksum |"
-echo "|---|---|---|---|---|---|---|---|---|---|"
+echo "| application | impl | P | cluster best s | loopback best s | cluster/loopback (best) | cluster median s | loopback median s | cluster/loopback (median) | median of the rounds' ratios | checksum |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|"
 awk '
-  function stats(key,   m, v, a, b, x) {
-    m = split(substr(t[key], 2), v, " ")
+  function sorted(list, v,   m, a, b, x) {
+    m = split(substr(list, 2), v, " ")
     for (a = 1; a <= m; a++) for (b = a + 1; b <= m; b++) if (v[b] < v[a]) { x = v[a]; v[a] = v[b]; v[b] = x }
-    best[key] = v[1]; med[key] = (m % 2) ? v[(m + 1) / 2] : (v[m / 2] + v[m / 2 + 1]) / 2
+    return m
   }
-  { key = $1 " " $2 " " $3 " " $4; t[key] = t[key] " " $5; sum[$1] = $6
-    row = $1 " " $2 " " $3; if (!(row in seen)) { seen[row] = 1; order[++k] = row } }
+  function median(list,   v, m) { m = sorted(list, v); return (m % 2) ? v[(m + 1) / 2] : (v[m / 2] + v[m / 2 + 1]) / 2 }
+  function best(list,   v) { sorted(list, v); return v[1] }
+  { row = $1 " " $2 " " $3; t[row " " $4] = t[row " " $4] " " $5; sum[$1] = $6; at[row " " $4 " " $7] = $5
+    if (!(row in seen)) { seen[row] = 1; order[++k] = row }
+    if ((row " cluster " $7) in at && (row " loopback " $7) in at) ratios[row] = ratios[row] " " at[row " cluster " $7] / at[row " loopback " $7] }
   END {
-    for (key in t) stats(key)
     for (i = 1; i <= k; i++) {
-      split(order[i], f, " "); c = order[i] " cluster"; l = order[i] " loopback"
-      printf "| %s | %s | %d | %.3f | %.3f | %.2f | %.3f | %.3f | %.2f | %s |\n", f[1], f[2], f[3],
-        best[c], best[l], best[c] / best[l], med[c], med[l], med[c] / med[l], sum[f[1]]
+      split(order[i], f, " "); c = t[order[i] " cluster"]; l = t[order[i] " loopback"]
+      printf "| %s | %s | %d | %.3f | %.3f | %.2f | %.3f | %.3f | %.2f | %.2f | %s |\n", f[1], f[2], f[3],
+        best(c), best(l), best(c) / best(l), median(c), median(l), median(c) / median(l), median(ratios[order[i]]), sum[f[1]]
     }
   }' "$tmp/results"
 echo
