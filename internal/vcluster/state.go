@@ -1,6 +1,7 @@
 package vcluster
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -66,6 +67,9 @@ func loadState(id string) (state, error) {
 // Attach returns the cluster id that another process built (the command's `up`), to run
 // commands on it or Close it. It starts nothing.
 func Attach(id string) (*Cluster, error) {
+	if err := validID(id); err != nil || id == "" {
+		return nil, cmp.Or(err, fmt.Errorf("%w: attach needs a cluster id", ErrInvalid))
+	}
 	st, err := loadState(id)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("%w: no cluster %s is up (no %s)", ErrInvalid, id, filepath.Join(StateRoot, id))

@@ -1,6 +1,7 @@
 // Command vcluster builds a virtual cluster of network namespaces on this machine and runs
 // commands on it (internal/vcluster); scripts/vcluster.sh builds and runs it. There is one
-// such cluster at a time, with id ivc-cli; it stays up between commands until `down`.
+// such cluster at a time, with id ivc-cli (or $IBIS_VCLUSTER_ID, so that a benchmark script
+// keeps its own cluster beside someone else's); it stays up between commands until `down`.
 //
 //	vcluster up [-hosts 4] [-rate 1gbit] [-slurm] [-cpus 8] [-subnet 1]
 //	vcluster exec h2 -- CMD ARGS...
@@ -28,8 +29,11 @@ import (
 	"github.com/ibisgo/ibis/internal/vcluster"
 )
 
-// id is the command's cluster (a test changes it).
+// id is the command's cluster (a test changes it; IBIS_VCLUSTER_ID overrides it).
 var id = "ivc-cli"
+
+// envID names another cluster for the command than ivc-cli: "ivc-" and letters and digits.
+const envID = "IBIS_VCLUSTER_ID"
 
 // persist hands the cluster built by up over to later commands; a test turns it off, so that
 // its cluster stays its own and is swept should the test be killed.
@@ -49,6 +53,9 @@ func main() {
 		// The command gets the terminal's signals itself (same process group); this
 		// process waits for it and passes its exit code on.
 		signal.Ignore(syscall.SIGINT, syscall.SIGQUIT)
+	}
+	if v := os.Getenv(envID); v != "" {
+		id = v
 	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
