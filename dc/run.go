@@ -22,6 +22,9 @@ const rootElection = "dc-root"
 // returns, the root sends the result to every process, collects their statistics
 // (Report) and ends the pool's run (ipl Terminate).
 //
+// In a closed-world pool a member that calls Run after the root's end has reached it (a
+// slow start) did no work, and Run returns the root's result there too.
+//
 // Run fails with ErrJobFailed when a job panicked, ErrRootDied when the root process
 // died, ErrRunEnded when this process joined after the run ended, ErrCutOff when this
 // process is out of the pool (declared dead, say after it was stopped, or its registry

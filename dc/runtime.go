@@ -24,7 +24,9 @@ var (
 	ErrJobFailed = errors.New("dc: a job failed")
 	// ErrRootDied: the process running the root job died or left before the run ended.
 	ErrRootDied = errors.New("dc: the root process is gone")
-	// ErrRunEnded: the run ended before this process could take part (it joined late).
+	// ErrRunEnded: the run ended before this process could take part: it joined an open
+	// pool late, or heard only of the pool's termination. (A closed-world member that
+	// calls Run after the root's end reached it gets the root's result.)
 	ErrRunEnded = errors.New("dc: the run ended without this process")
 	// ErrRunOnce: Run was called a second time on one Runtime.
 	ErrRunOnce = errors.New("dc: a Runtime runs once")
