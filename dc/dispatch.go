@@ -75,6 +75,9 @@ func (rt *Runtime) handle(m ipl.ReadMessage) error {
 		rt.mu.Lock()
 		res := rt.rootRes
 		rt.mu.Unlock()
+		if res == nil {
+			res = rt.doneBeforeRun(m.Origin().Ibis, h.fail != "")
+		}
 		var err error
 		if h.fail == "" && res != nil {
 			err = res.readResult(m)
@@ -85,15 +88,6 @@ func (rt *Runtime) handle(m ipl.ReadMessage) error {
 			rt.end(fmt.Errorf("%w: %s", ErrJobFailed, h.fail))
 		case res == nil:
 			rt.end(fmt.Errorf("%w: the run ended before this process ran", ErrRunEnded))
-			// The root counted this process in its run (it sent it the end) and waits
-			// for its statistics: answer with none done, or the root would wait its
-			// send timeout for them. Run, when it comes, sends nothing more.
-			root := m.Origin().Ibis
-			rt.wg.Go(func() {
-				if err := rt.send(root, &header{typ: msgStats}, func(m writer) error { return m.WriteObject(Stats{Process: rt.self.ID, Site: rt.self.Tag}) }); err != nil {
-					rt.log.Warn("statistics did not reach the root", zap.Error(err))
-				}
-			})
 		case err != nil:
 			rt.end(fmt.Errorf("dc: reading the result: %w", err))
 		default:
@@ -192,7 +186,10 @@ func (rt *Runtime) serveSteal(h *header) {
 		if rt.o.algo == TRS && !rt.ending.Load() && rt.forward(h) {
 			return
 		}
-		_ = rt.send(thief, &header{typ: msgReply, req: h.req, peer: rt.self}, nil)
+		// "None" matters only while the thief waits for it (the steal timeout): a thief
+		// that cannot take it then (gone, stopped) must not hold up this dispatcher, and
+		// with it the end of the run, for a whole send timeout.
+		_ = rt.sendWithin(thief, &header{typ: msgReply, req: h.req, peer: rt.self}, nil, rt.o.stealTimeout)
 		return
 	}
 	rt.mu.Lock()
@@ -230,7 +227,7 @@ func (rt *Runtime) forward(h *header) bool {
 	}
 	fw := *h
 	fw.hops++
-	if err := rt.send(next, &fw, nil); err != nil {
+	if err := rt.sendWithin(next, &fw, nil, rt.o.stealTimeout); err != nil {
 		return false
 	}
 	rt.forwarded.Add(1)

@@ -26,8 +26,9 @@
 // with the same kind: the winner of an election runs the root job, the others steal, and
 // Run returns the root's result on every process. The root then collects every
 // process's statistics (Runtime.Report) and terminates the pool's run. A closed-world
-// pool (a pool size) starts when all its members have joined; in an open pool a process
-// that joins later starts stealing at once.
+// pool (a pool size) starts when all its members have joined, and a member that calls
+// Run only after the root's end reached it gets the result too; in an open pool a
+// process that joins later starts stealing at once.
 //
 // # Steal algorithms
 //

@@ -21,7 +21,12 @@ import (
 // the map under the runtime's mu and close it after releasing it, and sendLate calls
 // sent only once sendNow has returned. The runtime's mu is a leaf.
 type peer struct {
-	id     ipl.IbisIdentifier
+	id ipl.IbisIdentifier
+	// ctx ends when the process is gone (lost closes the peer) or the runtime closes: it
+	// cuts short a send in progress, which would otherwise hold mu for its whole timeout
+	// (mp's connect to a process that has closed waits for an answer that never comes).
+	ctx    context.Context
+	cancel context.CancelFunc
 	mu     sync.Mutex // one sender at a time, and the connect
 	sp     ipl.SendPort
 	closed bool
@@ -40,6 +45,10 @@ type delayed struct {
 // errPeerGone: the process died or left, or the runtime closed.
 var errPeerGone = errors.New("dc: the process is gone")
 
+// errStopped: a send given up because what it was for is over (a steal request after
+// the end of the run).
+var errStopped = errors.New("dc: no longer needed")
+
 // peerFor returns the peer for id, making it when new; nil when it is known dead or the
 // runtime is closing.
 func (rt *Runtime) peerFor(id ipl.IbisIdentifier) *peer {
@@ -51,6 +60,7 @@ func (rt *Runtime) peerFor(id ipl.IbisIdentifier) *peer {
 	p := rt.peers[id.ID]
 	if p == nil {
 		p = &peer{id: id}
+		p.ctx, p.cancel = context.WithCancel(rt.life)
 		rt.peers[id.ID] = p
 	}
 	return p
@@ -64,9 +74,20 @@ func (rt *Runtime) send(id ipl.IbisIdentifier, h *header, payload func(writer) e
 	return rt.sendWithin(id, h, payload, rt.o.sendTimeout)
 }
 
+// sendSteal sends a steal request: bounded by the steal timeout, and cut short when the
+// run ends (the answer would come too late to matter).
+func (rt *Runtime) sendSteal(id ipl.IbisIdentifier, h *header) error {
+	return rt.sendUntil(id, h, nil, rt.o.stealTimeout, rt.endCtx)
+}
+
 // sendWithin is send bounded by within instead of the send timeout: a steal request to a
 // process that has no dc port (yet) is not worth the wait of a result.
 func (rt *Runtime) sendWithin(id ipl.IbisIdentifier, h *header, payload func(writer) error, within time.Duration) error {
+	return rt.sendUntil(id, h, payload, within, nil)
+}
+
+// sendUntil is sendWithin, also cut short when stop ends (nil: never).
+func (rt *Runtime) sendUntil(id ipl.IbisIdentifier, h *header, payload func(writer) error, within time.Duration, stop context.Context) error {
 	p := rt.peerFor(id)
 	if p == nil {
 		return fmt.Errorf("sending to %s: %w", id, errPeerGone)
@@ -79,7 +100,7 @@ func (rt *Runtime) sendWithin(id ipl.IbisIdentifier, h *header, payload func(wri
 			return fmt.Errorf("sending to %s: %w", id, errPeerGone)
 		}
 	}
-	return rt.sendNow(p, h, payload, within)
+	return rt.sendNow(p, h, payload, within, stop)
 }
 
 // startLate makes sure p's delayed messages have their goroutine; false once the runtime
@@ -115,7 +136,7 @@ func (rt *Runtime) sendLate(p *peer) {
 			for {
 				select {
 				case m := <-p.late:
-					_ = rt.sendNow(p, &m.h, m.payload, rt.o.sendTimeout)
+					_ = rt.sendNow(p, &m.h, m.payload, rt.o.sendTimeout, nil)
 					rt.sent()
 				default:
 					return
@@ -128,7 +149,7 @@ func (rt *Runtime) sendLate(p *peer) {
 		case <-rt.flush:
 		case <-timer.C:
 		}
-		if err := rt.sendNow(p, &m.h, m.payload, rt.o.sendTimeout); err != nil {
+		if err := rt.sendNow(p, &m.h, m.payload, rt.o.sendTimeout, nil); err != nil {
 			rt.log.Debug("a delayed message was not sent", zap.Stringer("to", p.id), zap.Error(err))
 		}
 		rt.sent()
@@ -146,16 +167,26 @@ func (rt *Runtime) sent() {
 	rt.mu.Unlock()
 }
 
-// sendNow is send without the emulated delay.
-func (rt *Runtime) sendNow(p *peer, h *header, payload func(writer) error, within time.Duration) (err error) {
+// sendNow is send without the emulated delay, bounded by within and cut short when the
+// peer is closed or stop ends (nil: never).
+func (rt *Runtime) sendNow(p *peer, h *header, payload func(writer) error, within time.Duration, stop context.Context) (err error) {
 	id := p.id
 	defer func() {
+		if err != nil && p.ctx.Err() != nil {
+			err = fmt.Errorf("%w: %w", errPeerGone, err) // lost, or the runtime closed
+		}
 		if err != nil {
 			rt.unreachable(id, err)
 		}
 	}()
-	ctx, cancel := context.WithTimeout(rt.life, within)
+	ctx, cancel := context.WithTimeout(p.ctx, within)
 	defer cancel()
+	if stop != nil {
+		if stop.Err() != nil {
+			return fmt.Errorf("sending to %s: %w", id, errStopped)
+		}
+		defer context.AfterFunc(stop, cancel)()
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
@@ -197,8 +228,10 @@ func (rt *Runtime) sendNow(p *peer, h *header, payload func(writer) error, withi
 	return nil
 }
 
-// close closes the peer's send port; sends after it fail.
+// close closes the peer's send port; sends after it fail, and a send in progress is cut
+// short first (it holds mu).
 func (p *peer) close() error {
+	p.cancel()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.closed = true

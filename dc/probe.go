@@ -28,7 +28,7 @@ func (rt *Runtime) probe() {
 		rt.mu.Unlock()
 		for _, m := range targets {
 			if p := rt.peerFor(m); p != nil {
-				_ = rt.sendNow(p, &header{typ: msgProbe}, nil, probeInterval)
+				_ = rt.sendNow(p, &header{typ: msgProbe}, nil, probeInterval, nil)
 			}
 		}
 		select {

@@ -22,6 +22,9 @@ const rootElection = "dc-root"
 // returns, the root sends the result to every process, collects their statistics
 // (Report) and ends the pool's run (ipl Terminate).
 //
+// In a closed-world pool a member that calls Run after the root's end has reached it (a
+// slow start) did no work, and Run returns the root's result there too.
+//
 // Run fails with ErrJobFailed when a job panicked, ErrRootDied when the root process
 // died, ErrRunEnded when this process joined after the run ended, ErrCutOff when this
 // process is out of the pool (declared dead, say after it was stopped, or its registry
@@ -36,9 +39,20 @@ func Run[A, R any](ctx context.Context, rt *Runtime, k *Kind[A, R], arg A) (R, e
 	res.body = res
 	rt.mu.Lock()
 	rt.rootRes = res
+	early := rt.doneEarly
 	rt.mu.Unlock()
+	close(rt.runStarted)
 	stop := context.AfterFunc(ctx, func() { rt.end(fmt.Errorf("dc: %w", context.Cause(ctx))) })
 	defer stop()
+	if early {
+		// The root's end came before this call (doneBeforeRun): this process did no
+		// work and has sent its statistics; the dispatcher puts the result in res.
+		<-rt.ended
+		if err, _ := rt.endedBy(); err != nil {
+			return zero, err
+		}
+		return res.res, nil
+	}
 	reg := rt.ib.Registry()
 	if reg.PoolSize() > 0 {
 		// A closed-world pool runs with all its members: none may arrive after the end.
@@ -76,7 +90,7 @@ func Run[A, R any](ctx context.Context, rt *Runtime, k *Kind[A, R], arg A) (R, e
 	}
 	rt.work()
 	err, _ = rt.endedBy()
-	if !errors.Is(err, ErrRootDied) && !errors.Is(err, ErrRunEnded) && !errors.Is(err, ErrCutOff) {
+	if !errors.Is(err, ErrRootDied) && !errors.Is(err, ErrRunEnded) && !errors.Is(err, ErrCutOff) && !rt.endedEarly() {
 		if serr := rt.send(root, &header{typ: msgStats}, func(m writer) error { return m.WriteObject(rt.ownStats()) }); serr != nil {
 			rt.log.Warn("statistics did not reach the root", zap.Error(serr))
 		}

@@ -24,7 +24,9 @@ var (
 	ErrJobFailed = errors.New("dc: a job failed")
 	// ErrRootDied: the process running the root job died or left before the run ended.
 	ErrRootDied = errors.New("dc: the root process is gone")
-	// ErrRunEnded: the run ended before this process could take part (it joined late).
+	// ErrRunEnded: the run ended before this process could take part: it joined an open
+	// pool late, or heard only of the pool's termination. (A closed-world member that
+	// calls Run after the root's end reached it gets the root's result.)
 	ErrRunEnded = errors.New("dc: the run ended without this process")
 	// ErrRunOnce: Run was called a second time on one Runtime.
 	ErrRunOnce = errors.New("dc: a Runtime runs once")
@@ -87,12 +89,18 @@ type Runtime struct {
 	ending    atomic.Bool
 	endOnce   sync.Once
 	ended     chan struct{}
-	endErr    error // why the run ended badly, set before ended closes
-	rootRes   body  // where a msgDone's result goes
-	rootID    ipl.IbisIdentifier
-	ran       atomic.Bool
-	closeOnce sync.Once
-	report    Report // the root's, after Run
+	endCtx    context.Context // ends with the run: cuts short the sends only it needs
+	endCancel context.CancelFunc
+	// runStarted closes when Run has given the result its place (rootRes); doneEarly is
+	// set (under mu) when the root's end came before that (see doneBeforeRun).
+	runStarted chan struct{}
+	doneEarly  bool
+	endErr     error // why the run ended badly, set before ended closes
+	rootRes    body  // where a msgDone's result goes
+	rootID     ipl.IbisIdentifier
+	ran        atomic.Bool
+	closeOnce  sync.Once
+	report     Report // the root's, after Run
 }
 
 // given is a job another process stole: who has it, to run it again here if it dies.
@@ -141,6 +149,8 @@ func New(ctx context.Context, ib ipl.Ibis, opts ...Option) (*Runtime, error) {
 	rt.w = &Ctx{rt: rt, dq: newDeque()}
 	rt.w.stats.Process, rt.w.stats.Site = self.ID, self.Tag
 	rt.life, rt.stop = context.WithCancel(context.Background())
+	rt.endCtx, rt.endCancel = context.WithCancel(rt.life)
+	rt.runStarted = make(chan struct{})
 	for _, m := range ib.Registry().Members() {
 		if m.ID != self.ID {
 			rt.members[m.ID] = m
@@ -198,6 +208,7 @@ func (rt *Runtime) end(err error) {
 		rt.endErr = err
 		rt.ending.Store(true)
 		close(rt.ended)
+		rt.endCancel()
 		rt.poke()
 	})
 }
@@ -259,7 +270,9 @@ func (rt *Runtime) watch() {
 				}
 				rt.lost(ev.Member, ev.Type)
 			case ipl.EventTerminated:
-				rt.end(ErrRunEnded)
+				if !rt.endedEarly() {
+					rt.end(ErrRunEnded)
+				} // else the dispatcher holds the root's end for Run, and ends the run
 			case ipl.EventRegistryLost:
 				// Reconnecting: the registry may come back (a restarted ibis-registry),
 				// and the pool's connections go on meanwhile. For good: see regLost.
@@ -291,7 +304,7 @@ func (rt *Runtime) cutOff(why error) {
 // registry's events decide.
 func (rt *Runtime) unreachable(id ipl.IbisIdentifier, err error) {
 	why := rt.regLost.Load()
-	if why == nil || errors.Is(err, errPeerGone) || rt.life.Err() != nil {
+	if why == nil || errors.Is(err, errPeerGone) || errors.Is(err, errStopped) || rt.life.Err() != nil {
 		return
 	}
 	rt.cutOff(fmt.Errorf("%w (%s), and %s cannot be reached: %w", ipl.ErrRegistryLost, *why, id, err))

@@ -85,7 +85,7 @@ func (rt *Runtime) stealFrom(c *Ctx, victim ipl.IbisIdentifier, nvictims int) {
 		c.stats.WideAreaAttempts++
 	}
 	var ans stealAnswer
-	if err := rt.sendWithin(victim, &header{typ: msgSteal, req: req, peer: rt.self}, nil, rt.o.stealTimeout); err == nil {
+	if err := rt.sendSteal(victim, &header{typ: msgSteal, req: req, peer: rt.self}); err == nil {
 		timer := time.NewTimer(rt.o.stealTimeout)
 		select {
 		case ans = <-w.ch:
@@ -136,7 +136,7 @@ func (rt *Runtime) stealWideArea(c *Ctx, victim ipl.IbisIdentifier) {
 	rt.mu.Unlock()
 	c.stats.StealAttempts++
 	c.stats.WideAreaAttempts++
-	if err := rt.sendWithin(victim, &header{typ: msgSteal, req: req, peer: rt.self, flags: flagAsync}, nil, rt.o.stealTimeout); err != nil {
+	if err := rt.sendSteal(victim, &header{typ: msgSteal, req: req, peer: rt.self, flags: flagAsync}); err != nil {
 		rt.mu.Lock()
 		if _, ok := rt.waits[req]; ok {
 			delete(rt.waits, req)
