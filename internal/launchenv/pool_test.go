@@ -19,6 +19,7 @@ import (
 	_ "github.com/ibisgo/ibis/impl/tcp"
 	"github.com/ibisgo/ibis/internal/leakcheck"
 	"github.com/ibisgo/ibis/internal/selfexec"
+	"github.com/ibisgo/ibis/internal/vcluster"
 	"github.com/ibisgo/ibis/ipl"
 )
 
@@ -218,7 +219,7 @@ func TestMpirunEnvironmentFormsOnePool(t *testing.T) {
 func TestRealMpirunFormsOnePool(t *testing.T) {
 	mpirun, err := exec.LookPath("mpirun")
 	if err != nil {
-		t.Skip("mpirun not installed (Open MPI): ", err)
+		vcluster.SkipOrFail(t, fmt.Sprint("mpirun not installed (Open MPI): ", err))
 	}
 	for _, impl := range []string{"tcp", "nio"} {
 		t.Run(impl, func(t *testing.T) {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/ibisgo/ibis/internal/netns"
 	"github.com/ibisgo/ibis/internal/selfexec"
+	"github.com/ibisgo/ibis/internal/vcluster"
 )
 
 // slurm is a private single-node SLURM (slurmctld and slurmd) in a network namespace of
@@ -32,12 +33,12 @@ func startSlurm(t *testing.T, ctx context.Context) *slurm {
 	t.Helper()
 	for _, p := range []string{"slurmctld", "slurmd", "srun", "sbatch", "sinfo", "nsenter"} {
 		if _, err := exec.LookPath(p); err != nil {
-			t.Skipf("%s not installed (slurm-wlm, util-linux): %v", p, err)
+			vcluster.SkipOrFail(t, fmt.Sprintf("%s not installed (slurm-wlm, util-linux): %v", p, err))
 		}
 	}
 	nw, err := netns.New(ctx, 1, netns.WithSubnet(77), netns.WithPrefix(fmt.Sprintf("slurmenv-%d", os.Getpid())))
 	if errors.Is(err, netns.ErrUnavailable) {
-		t.Skip("a private SLURM needs a network namespace: ", err)
+		vcluster.SkipOrFail(t, fmt.Sprint("a private SLURM needs a network namespace: ", err))
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -143,7 +144,7 @@ func (s *slurm) command(ctx context.Context, name string, args ...string) *exec.
 // forms the pool.
 func TestRealSrunFormsOnePool(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("a private SLURM runs as root")
+		vcluster.SkipOrFail(t, "a private SLURM runs as root")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()

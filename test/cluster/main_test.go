@@ -18,9 +18,9 @@ import (
 
 	_ "github.com/ibisgo/ibis/impl/nio"
 	_ "github.com/ibisgo/ibis/impl/tcp"
-
 	"github.com/ibisgo/ibis/internal/leakcheck"
 	"github.com/ibisgo/ibis/internal/netns"
+	"github.com/ibisgo/ibis/internal/vcluster"
 	"github.com/ibisgo/ibis/test/conformance"
 )
 
@@ -48,7 +48,7 @@ func newNetwork(t *testing.T, n int) *netns.Network {
 	t.Helper()
 	nw, err := netns.New(context.Background(), n)
 	if errors.Is(err, netns.ErrUnavailable) {
-		t.Skipf("this test needs network namespaces (root and the ip command): %v", err)
+		vcluster.SkipOrFail(t, fmt.Sprintf("this test needs network namespaces (root and the ip command): %v", err))
 	}
 	if err != nil {
 		t.Fatal(err)

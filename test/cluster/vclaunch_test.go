@@ -2,7 +2,6 @@ package cluster_test
 
 import (
 	"context"
-	"os"
 	"strconv"
 	"testing"
 	"time"
@@ -11,16 +10,11 @@ import (
 	"github.com/ibisgo/ibis/internal/vcluster"
 )
 
-// envRequire, set (CI does, as root), turns the skips of the tests on a virtual cluster
-// into failures: a missing tool must not pass unnoticed (internal/vcluster's own tests
-// read the same variable).
-const envRequire = "IBIS_VCLUSTER_REQUIRE"
-
 // upBound bounds the build of a virtual cluster; with SLURM it takes a few seconds.
 const upBound = 2 * time.Minute
 
 // newCluster brings up a virtual cluster of n hosts for mpirun, with SLURM when slurm is
-// set, that the test's cleanup removes, or skips the test (fails it under envRequire) when
+// set, that the test's cleanup removes, or skips the test (fails it under vcluster.EnvRequire) when
 // this machine cannot build one, saying why. It logs how long the Up took.
 func newCluster(t *testing.T, n int, slurm bool) *vcluster.Cluster {
 	t.Helper()
@@ -31,10 +25,7 @@ func newCluster(t *testing.T, n int, slurm bool) *vcluster.Cluster {
 		opts = append(opts, vcluster.WithSlurm())
 	}
 	if err := vcluster.Unavailable(needs...); err != nil {
-		if os.Getenv(envRequire) != "" {
-			t.Fatalf("%s is set, but: %v", envRequire, err)
-		}
-		t.Skip(err)
+		vcluster.SkipOrFail(t, err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), upBound)
 	defer cancel()

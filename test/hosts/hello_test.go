@@ -21,6 +21,7 @@ import (
 	"github.com/ibisgo/ibis/internal/leakcheck"
 	"github.com/ibisgo/ibis/internal/netns"
 	"github.com/ibisgo/ibis/internal/selfexec"
+	"github.com/ibisgo/ibis/internal/vcluster"
 )
 
 func TestMain(m *testing.M) {
@@ -82,7 +83,7 @@ func network(ctx context.Context, t *testing.T, n int, opts ...netns.Option) *ne
 	prefix := "addrs-" + hex.EncodeToString(id[:])
 	nw, err := netns.New(ctx, n, append([]netns.Option{netns.WithPrefix(prefix)}, opts...)...)
 	if errors.Is(err, netns.ErrUnavailable) {
-		t.Skipf("needs network namespaces (root and the ip command): %v", err)
+		vcluster.SkipOrFail(t, fmt.Sprintf("needs network namespaces (root and the ip command): %v", err))
 	}
 	if err != nil {
 		t.Fatal(err)

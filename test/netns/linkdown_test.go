@@ -18,10 +18,10 @@ import (
 
 	_ "github.com/ibisgo/ibis/impl/nio"
 	_ "github.com/ibisgo/ibis/impl/tcp"
-
 	"github.com/ibisgo/ibis/internal/leakcheck"
 	"github.com/ibisgo/ibis/internal/netns"
 	"github.com/ibisgo/ibis/internal/selfexec"
+	"github.com/ibisgo/ibis/internal/vcluster"
 	"github.com/ibisgo/ibis/ipl"
 )
 
@@ -172,7 +172,7 @@ func linkDown(t *testing.T, impl string, hb, death time.Duration, dies bool) {
 	defer cancel()
 	nw, err := netns.New(ctx, 2)
 	if errors.Is(err, netns.ErrUnavailable) {
-		t.Skipf("this test needs network namespaces: %v", err)
+		vcluster.SkipOrFail(t, fmt.Sprintf("this test needs network namespaces: %v", err))
 	}
 	if err != nil {
 		t.Fatal(err)
