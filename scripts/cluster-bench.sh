@@ -25,6 +25,9 @@ cd "$(dirname "$0")/.."
 SOR_ITERS=${1:-20} BH_STEPS=${2:-2} ROUNDS=${3:-5} JOINS=${4:-2}
 SOR_N=4096 BH_BODIES=50000 HOSTS=4 JOIN_NP=16 PROCS="1 2 4" IMPLS="tcp nio"
 export IBIS_VCLUSTER_ID=${IBIS_VCLUSTER_ID:-ivc-figures}
+# The caller's own IBIS_* settings (a pinned host, an implementation, a pool) would change
+# what one side measures and not the other: the runs get only what this script sets.
+for v in $(compgen -e | grep '^IBIS_' | grep -vx 'IBIS_VCLUSTER_ID'); do unset "$v"; done
 for v in "$SOR_ITERS" "$BH_STEPS" "$ROUNDS" "$JOINS"; do
   [[ $v =~ ^[1-9][0-9]*$ ]] || { echo "cluster-bench: $v: want positive integers: [SOR_ITERS] [BH_STEPS] [ROUNDS] [JOINS]" >&2; exit 2; }
 done
