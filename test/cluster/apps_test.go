@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -115,8 +116,25 @@ func TestAppsAcrossHosts(t *testing.T) {
 	}
 }
 
-// referenceRun runs p with 4 processes on 127.0.0.1 and returns its result.
+// referenceRun returns the result of p with 4 processes on 127.0.0.1, run once per
+// binary, implementation and arguments.
 func referenceRun(t *testing.T, p program, exe, impl, localRegistry string) string {
+	t.Helper()
+	key := strings.Join(append([]string{exe, impl}, p.args...), "\x00")
+	if r, ok := references.Load(key); ok {
+		return r.(string)
+	}
+	r := runReference(t, p, exe, impl, localRegistry)
+	references.Store(key, r)
+	return r
+}
+
+// references holds the loopback results already computed, by binary, implementation
+// and arguments: the tests across hosts, under srun and under mpirun compare with the
+// same runs, which need not be repeated.
+var references sync.Map
+
+func runReference(t *testing.T, p program, exe, impl, localRegistry string) string {
 	t.Helper()
 	if !p.local {
 		return runResult(t, envLauncher{registry: localRegistry, impl: impl}, p, exe)

@@ -68,6 +68,12 @@ func refusingAddr(t *testing.T) string {
 func openList(ctx context.Context, t *testing.T, registry string, tr *listTransport) *Instance {
 	t.Helper()
 	tr.loopTransport = &loopTransport{}
+	return openOver(ctx, t, registry, tr)
+}
+
+// openOver opens an instance over tr in the tests' pool, closed by the test's cleanup.
+func openOver(ctx context.Context, t *testing.T, registry string, tr Transport) *Instance {
+	t.Helper()
 	cfg := &ipl.Config{Pool: "dialorder", Registry: registry, PortTypes: []ipl.PortType{singleType},
 		Logger: zap.NewNop(), ListenHost: "127.0.0.1", ConnectTimeout: 30 * time.Second, MaxMessageSize: 1 << 20}
 	in, err := Open(ctx, cfg, "list", tr)
@@ -197,13 +203,7 @@ func TestSilentAddressBounded(t *testing.T) {
 	}
 	sent := &holeTransport{listTransport: &listTransport{}, hole: hole}
 	sent.loopTransport = &loopTransport{}
-	cfg := &ipl.Config{Pool: "dialorder", Registry: first.embedded.Addr(), PortTypes: []ipl.PortType{singleType},
-		Logger: zap.NewNop(), ListenHost: "127.0.0.1", ConnectTimeout: time.Minute, MaxMessageSize: 1 << 20}
-	snd, err := Open(ctx, cfg, "hole", sent)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer snd.Close()
+	snd := openOver(ctx, t, first.embedded.Addr(), sent)
 	sp, err := snd.CreateSendPort(singleType, "")
 	if err != nil {
 		t.Fatal(err)
@@ -270,13 +270,7 @@ func TestPoolCheckFailureDoesNotMoveOn(t *testing.T) {
 		t.Fatal(err)
 	}
 	sent := &refusingTransport{listTransport: &listTransport{loopTransport: &loopTransport{}}, at: guarded}
-	cfg := &ipl.Config{Pool: "dialorder", Registry: first.embedded.Addr(), PortTypes: []ipl.PortType{singleType},
-		Logger: zap.NewNop(), ListenHost: "127.0.0.1", ConnectTimeout: time.Minute, MaxMessageSize: 1 << 20}
-	snd, err := Open(ctx, cfg, "refusing", sent)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer snd.Close()
+	snd := openOver(ctx, t, first.embedded.Addr(), sent)
 	sp, err := snd.CreateSendPort(singleType, "")
 	if err != nil {
 		t.Fatal(err)
