@@ -57,8 +57,9 @@ type Config struct {
 	// EventHandler, when set, receives registry events in order instead of Events().
 	EventHandler func(Event)
 	// ListenHost pins the host or IP the implementation listens on and publishes. Empty
-	// (unless IBIS_HOST says otherwise) or a wildcard (0.0.0.0, ::): listen on every
-	// interface and publish the addresses others can reach this process by (WithListenHost).
+	// (unless IBIS_HOST says otherwise): loopback when the registry is on loopback, else,
+	// as with a wildcard (0.0.0.0, ::), every interface, publishing the addresses others
+	// can reach this process by (WithListenHost).
 	ListenHost string
 	// ConnectTimeout bounds a Connect whose context has no deadline.
 	ConnectTimeout time.Duration
