@@ -151,8 +151,8 @@ func checkMsgpack(b []byte, maxDepth int, cost *objCost, budget int64) (int64, e
 }
 
 // bufferGrowth bounds what msgpack/v5 allocates to grow its read buffer to n
-// bytes: one allocation up to 1 MiB, above that about 7 n (measured:
-// appends of 1 MiB chunks that each may copy the buffer).
+// bytes: one allocation up to 1 MiB, above that 8 n (it appends 1 MiB chunks,
+// each of which may copy the buffer).
 func bufferGrowth(n int64) int64 {
 	if n <= 1<<20 {
 		return satMul(2, roundAlloc(max(n, 64)))

@@ -26,8 +26,8 @@ const confBound = 15 * time.Minute
 // TestConformanceAcrossHosts runs the conformance suite with its parent process on one
 // virtual host and its children on two others (3 hosts), on tcp and on nio (its default
 // flavours), so that every connection of the suite crosses the bridge. The whole suite
-// runs: across hosts it takes about as long as on 127.0.0.1 (25-30 s per implementation
-// under -race here), so CI needs no selection of cases.
+// runs: across hosts it takes about as long as on 127.0.0.1, so CI needs no selection of
+// cases.
 func TestConformanceAcrossHosts(t *testing.T) {
 	if impl := os.Getenv(envConfImpl); impl != "" {
 		runConformanceParent(t, impl)

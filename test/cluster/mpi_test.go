@@ -21,9 +21,9 @@ import (
 // loopback by `mpirun -np 4 ./prog -impl mp ...`. One cluster serves every variant.
 //
 // The srun steps run as MPI jobs usually do, with --kill-on-bad-exit (a failed rank ends
-// the step instead of leaving the others waiting in MPI), and with PMIX_MCA_gds=hash:
-// without it, MPI_Init crashed (SIGSEGV at PC 0) in one task of 4 of about 80 srun steps
-// here, with it in none of 32 (Debian's Open MPI 4.1.4, PMIx 4.2.2; docs/CLUSTERS.md).
+// the step instead of leaving the others waiting in MPI), and with PMIX_MCA_gds=hash,
+// without which MPI_Init now and then crashes (SIGSEGV at PC 0) under Debian's Open MPI
+// 4.1.4 and PMIx 4.2.2 (docs/CLUSTERS.md).
 // Needs Open MPI's development files to build:
 //
 //	go test -race -count=1 -tags mpi -run '^TestAppsOverMPIOnCluster$' ./test/cluster/

@@ -9,9 +9,8 @@ import (
 // so that the case also runs in a four-rank mpirun job), each sending messages of 7,000
 // int64 values written one by one (about 56 KB, so every message is one small packet
 // that arrives in pieces) into one many-to-one port. Every message must arrive, each
-// sender's in order, and every Finish must return nil. (The user's report had 100
-// messages a sender; 30 stall the old code as surely, at a third of the cost under
-// -race.)
+// sender's in order, and every Finish must return nil. (The report had 100 messages a
+// sender; 30 reproduce the stall as surely, at a third of the cost.)
 const (
 	loadSenders  = 34 // send ports per child
 	loadMessages = 30

@@ -7,10 +7,9 @@ import (
 )
 
 // batchMax bounds what a batch of TLS records holds before it is written: large enough
-// that a 1 MiB message takes four system calls instead of 64 (one per 16 KiB record).
-// Batches of 64 KiB, 128 KiB and 1 MiB were slower (the kernel sends one batch while
-// the next is encrypted), and batching the reading side gained nothing
-// (docs/SECURITY.md has the measurements).
+// that a 1 MiB message takes four system calls instead of 64 (one per 16 KiB record),
+// small enough that the kernel sends one batch while the next is encrypted. Only the
+// writing side batches. docs/SECURITY.md has the figures.
 const batchMax = 256 << 10
 
 // batchConn is the socket under a TLS connection. Go's crypto/tls writes every record

@@ -23,9 +23,8 @@ const (
 	// ReadBufferSize is the read buffer of a connection a goroutine reads: small
 	// messages are read with few system calls, large slices bypass it and go straight
 	// into the reader's memory. It is kept small because what a read brings in beyond a
-	// message's header is copied once more on its way to the reader's slice: with 8 KiB
-	// instead of 64 KiB, streams of 100 KB arrays went from about 0.77x to 0.82x of a
-	// raw socket here.
+	// message's header is copied once more on its way to the reader's slice
+	// (docs/PERFORMANCE.md has the streaming figures).
 	ReadBufferSize = 8 << 10
 	// HandshakeTimeout bounds how long an incoming connection may take to introduce
 	// itself, so that a silent or slow peer cannot hold a goroutine forever.

@@ -14,24 +14,17 @@ import (
 	"github.com/ibisgo/ibis/ipl"
 )
 
-// Polling reads. A goroutine that reads an empty socket parks in Go's network
-// poller and is woken by epoll when data arrives: a few microseconds each time (tens
-// on a busy machine), paid by every small message and, worse, at the start of every
-// large one: while the reader sleeps, the sender fills the socket buffers and parks in
-// turn, and the transfer proceeds in a chain of wake-ups. MPI's TCP transport polls
-// instead, which is most of why it moved a 1 MiB message over loopback about twice as
-// fast as a parked Go reader (docs/PERFORMANCE.md, "Polling reads"). A SpinReader
-// polls for a bounded time before it parks. Polling costs a core for as long as it
-// runs, so it adapts: a connection whose poll ran out goes cold and parks at once,
-// until it is woken soon after parking (within rewarm spins), which shows that data
-// comes quickly again; so a connection that is idle, or whose peer is slow or
-// descheduled, stops polling. And like MPI's one progress engine per process, at most
-// maxSpinners readers of a process poll at a time (half its Ps, at least one): a
-// reader that finds them all busy parks at once. Only plain TCP sockets poll: a TLS
+// Polling reads. A goroutine that reads an empty socket parks in Go's network poller
+// and is woken by epoll when data arrives; every small message pays that wake-up, and a
+// large one pays it repeatedly (while the reader sleeps, the sender fills the socket
+// buffers and parks in turn). A SpinReader polls for a bounded time before it parks, as
+// MPI's TCP transport does, both for the next message and within one: a reader that
+// sleeps at the start of a message is what lets the sender stall. Polling costs a core,
+// so it adapts: a connection whose poll ran out goes cold and parks at once until it is
+// woken within rewarm spins of parking, and at most maxSpinners readers of a process
+// (half its Ps, at least one) poll at a time. Only plain TCP sockets poll; a TLS
 // connection, or a spin of 0 (tcp.spin, nio.spin), reads the connection as it is.
-// Polling only the reads of a large body, and never the wait for the next message, was
-// tried and lost most of the gain: the receiver that sleeps at the start of a message is
-// what lets the sender stall (docs/PERFORMANCE.md, "Polling reads", has the figures).
+// docs/PERFORMANCE.md, "Polling reads", has the figures.
 
 // rewarm is how many spins a cold connection's wait may last for it to poll again.
 const rewarm = 4

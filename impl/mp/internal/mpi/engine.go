@@ -39,8 +39,7 @@ type Config struct {
 	// arrive within it are seen at once; a program that communicates more often than
 	// that keeps the engine in this phase. It is long enough that a loaded machine, where a
 	// round trip can take a millisecond, does not push the engine into its sleeps
-	// (which would make round trips slower still); 1ms gave round trips of 0.4ms
-	// instead of 50µs on the loaded 2-core machine of docs/PERFORMANCE.md.
+	// (which would make round trips slower still).
 	Spin time.Duration
 	// MaxSleep caps the sleeps of an idle engine, which grow from 10µs. It is the worst
 	// extra delay of a message arriving at an idle process where nobody waits for it;
@@ -219,7 +218,7 @@ func Start(cfg Config) (*Engine, error) {
 	// The engine goroutine holds a P (a Go scheduler slot) while it polls, so it gets
 	// one of its own: with GOMAXPROCS=1, which an MPI launcher binding each rank to
 	// one core gives, the rest of the program would otherwise run only when the
-	// engine sleeps or is preempted (a 24ms round trip instead of 30µs here).
+	// engine sleeps or is preempted.
 	e.procs = runtime.GOMAXPROCS(0)
 	runtime.GOMAXPROCS(e.procs + 1)
 	go e.run()

@@ -46,7 +46,7 @@ func (e *Engine) run() {
 	// Ranks that wait for MPI yield the CPU between polls only on an oversubscribed
 	// node (as Open MPI's mpi_yield_when_idle does): there the rank they wait for may
 	// need it, while elsewhere a yield only delays the poll that keeps a transfer
-	// going (1 MiB over TCP at 0.73x of direct MPI yielding, 0.93x not).
+	// going (docs/PERFORMANCE.md, "mp: callers make their own MPI calls").
 	e.yieldIdle = e.world.LocalSize > e.world.CPUs
 	e.poll = (*C.mp_poll_t)(C.calloc(1, C.size_t(unsafe.Sizeof(C.mp_poll_t{}))))
 	e.grow(64)
