@@ -155,7 +155,7 @@ func New(ctx context.Context, ib ipl.Ibis, opts ...Option) (*Runtime, error) {
 			rt.members[m.ID] = m
 		}
 	}
-	rp, err := ib.CreateReceivePort(PortType, portName)
+	rp, err := ib.CreateReceivePort(ctx, PortType, portName)
 	if err != nil {
 		rt.stop()
 		return nil, fmt.Errorf("dc: creating the receive port: %w", err)

@@ -16,8 +16,10 @@ type Ibis interface {
 	// unique among this instance's send ports; "" picks one.
 	CreateSendPort(pt PortType, name string, opts ...SendPortOption) (SendPort, error)
 	// CreateReceivePort makes a receive port of a type declared to New. The name must
-	// be unique among this instance's receive ports.
-	CreateReceivePort(pt PortType, name string, opts ...ReceivePortOption) (ReceivePort, error)
+	// be unique among this instance's receive ports. ctx bounds the one step that may
+	// wait, publishing a Global port's name in the registry (the connect timeout when
+	// ctx has no deadline); a port that could not be published is not made.
+	CreateReceivePort(ctx context.Context, pt PortType, name string, opts ...ReceivePortOption) (ReceivePort, error)
 	// Done is closed when the instance has ended.
 	Done() <-chan struct{}
 	// Close ends the instance; it is safe to call more than once. It returns when every

@@ -156,7 +156,7 @@ func Init(ctx context.Context, ib ipl.Ibis, opts ...Option) (*World, error) {
 // connects a send port to every peer (in parallel: each Connect waits until the peer
 // has created its port).
 func (w *World) start(ctx context.Context) error {
-	rp, err := w.ib.CreateReceivePort(PortType, portName, ipl.WithConnectionHandler(connHandler{w}))
+	rp, err := w.ib.CreateReceivePort(ctx, PortType, portName, ipl.WithConnectionHandler(connHandler{w}))
 	if err != nil {
 		return fmt.Errorf("mpj: creating the receive port: %w", err)
 	}

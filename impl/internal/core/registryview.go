@@ -93,6 +93,17 @@ func registryError(ctx context.Context, err error) error {
 	return &dualError{sentinel: sentinel, err: err}
 }
 
+// portCtx bounds a registry step of a port method: by the caller's ctx, by the connect
+// timeout when ctx has no deadline, and by the instance's end (bind).
+func (in *Instance) portCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	if _, ok := ctx.Deadline(); ok {
+		return in.bind(ctx)
+	}
+	tctx, tcancel := context.WithTimeout(ctx, in.cfg.ConnectTimeout)
+	bctx, bcancel := in.bind(tctx)
+	return bctx, func() { bcancel(); tcancel() }
+}
+
 // bind derives a context that also ends when the instance ends (or when one of the
 // extra channels closes, such as a port's), so that no blocking call outlives the Ibis.
 func (in *Instance) bind(ctx context.Context, also ...<-chan struct{}) (context.Context, context.CancelFunc) {
