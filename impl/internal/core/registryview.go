@@ -66,7 +66,7 @@ func (r registryView) Events() <-chan ipl.Event { return r.in.events.out }
 // same meaning, keeping its text and everything it matched before (the registry's own
 // sentinels, context.DeadlineExceeded). ctx is the call's context as bound to the
 // instance: ended by the instance closing, it makes the error ErrClosed. A lost
-// registry needs nothing: ipl.ErrRegistryLost is the registry's own sentinel.
+// registry needs nothing: registry.ErrRegistryLost is ipl.ErrRegistryLost.
 func registryError(ctx context.Context, err error) error {
 	var sentinel error
 	switch {
