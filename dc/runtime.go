@@ -15,7 +15,6 @@ import (
 
 	"github.com/ibisgo/ibis/internal/wake"
 	"github.com/ibisgo/ibis/ipl"
-	"github.com/ibisgo/ibis/registry"
 )
 
 // Errors of a run, matchable with errors.Is.
@@ -156,7 +155,7 @@ func New(ctx context.Context, ib ipl.Ibis, opts ...Option) (*Runtime, error) {
 			rt.members[m.ID] = m
 		}
 	}
-	rp, err := ib.CreateReceivePort(PortType, portName)
+	rp, err := ib.CreateReceivePort(ctx, PortType, portName)
 	if err != nil {
 		rt.stop()
 		return nil, fmt.Errorf("dc: creating the receive port: %w", err)
@@ -276,7 +275,7 @@ func (rt *Runtime) watch() {
 			case ipl.EventRegistryLost:
 				// Reconnecting: the registry may come back (a restarted ibis-registry),
 				// and the pool's connections go on meanwhile. For good: see regLost.
-				if why, ok := strings.CutPrefix(ev.Name, registry.LostForGood); ok && rt.regLost.Swap(&why) == nil {
+				if why, ok := strings.CutPrefix(ev.Name, ipl.LostForGood); ok && rt.regLost.Swap(&why) == nil {
 					rt.log.Warn("registry lost for good; going on while the other processes can be reached", zap.String("why", why))
 					rt.wg.Go(rt.probe)
 				}

@@ -8,7 +8,8 @@ import (
 
 // Default values of the configuration.
 const (
-	// DefaultConnectTimeout bounds a Connect whose context has no deadline.
+	// DefaultConnectTimeout bounds a Connect (and the other registry steps of ports)
+	// whose context has no deadline.
 	DefaultConnectTimeout = 60 * time.Second
 	// DefaultMaxMessageSize bounds what a receiver accepts (and allocates) per message.
 	DefaultMaxMessageSize int64 = 1 << 30
@@ -61,7 +62,8 @@ type Config struct {
 	// as with a wildcard (0.0.0.0, ::), every interface, publishing the addresses others
 	// can reach this process by (WithListenHost).
 	ListenHost string
-	// ConnectTimeout bounds a Connect whose context has no deadline.
+	// ConnectTimeout bounds a Connect, ConnectGlobal, the publishing of a Global receive
+	// port and its withdrawal at Close, when their context has no deadline.
 	ConnectTimeout time.Duration
 	// MaxMessageSize bounds the bytes of one received message.
 	MaxMessageSize int64
@@ -170,7 +172,9 @@ func WithEventHandler(h func(Event)) Option { return func(c *Config) { c.EventHa
 // rule picks one that peers cannot reach (docs/CLUSTERS.md, "Addresses").
 func WithListenHost(host string) Option { return func(c *Config) { c.ListenHost = host } }
 
-// WithConnectTimeout bounds a Connect whose context has no deadline.
+// WithConnectTimeout bounds a Connect, ConnectGlobal, the publishing of a Global receive
+// port and its withdrawal at Close, when their context has no deadline
+// (DefaultConnectTimeout when not set).
 func WithConnectTimeout(d time.Duration) Option { return func(c *Config) { c.ConnectTimeout = d } }
 
 // WithMessageTimeout bounds how long a receiver waits for the next bytes of a message

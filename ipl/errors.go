@@ -4,7 +4,6 @@ import (
 	"errors"
 
 	"github.com/ibisgo/ibis/internal/poolauth"
-	"github.com/ibisgo/ibis/registry"
 )
 
 // Sentinel errors. Every error an Ibis-Go call returns wraps one of these where one
@@ -54,9 +53,9 @@ var (
 	// being rebuilt after the server restarted. Registry calls fail with it at once while
 	// the instance waits to rejoin (between EventRegistryLost and EventRegistryRestored),
 	// and for good after an EventRegistryLost whose Name begins with
-	// registry.LostForGood. Ports and their connections are not affected. It is the
-	// registry package's ErrRegistryLost, so errors from that package match it too.
-	ErrRegistryLost = registry.ErrRegistryLost
+	// LostForGood. Ports and their connections are not affected. The registry package's
+	// ErrRegistryLost is this error, so errors from that package match it too.
+	ErrRegistryLost = errors.New("registry: connection to the registry lost")
 	// ErrInvalidArgument: an argument was not acceptable (an empty or too long name).
 	ErrInvalidArgument = errors.New("ipl: invalid argument")
 	// ErrNotMember: the call names a pool member that is not (or no longer) in the pool,

@@ -23,7 +23,7 @@ func Example() {
 	}
 	defer ibis.Close()
 
-	rp, err := ibis.CreateReceivePort(pt, "inbox")
+	rp, err := ibis.CreateReceivePort(ctx, pt, "inbox")
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -75,7 +75,7 @@ func ExampleWithMessageHandler() {
 	defer ibis.Close()
 
 	got := make(chan int64)
-	rp, err := ibis.CreateReceivePort(pt, "counter", ipl.WithMessageHandler(func(m ipl.ReadMessage) error {
+	rp, err := ibis.CreateReceivePort(ctx, pt, "counter", ipl.WithMessageHandler(func(m ipl.ReadMessage) error {
 		v, err := m.ReadInt64()
 		got <- v
 		return err

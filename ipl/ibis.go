@@ -1,10 +1,6 @@
 package ipl
 
-import (
-	"context"
-
-	"github.com/ibisgo/ibis/registry"
-)
+import "context"
 
 // Ibis is one instance of Ibis-Go in a pool: the factory of ports and the holder of
 // the registry membership. Close ends it: every port closes, every blocking call returns
@@ -20,8 +16,10 @@ type Ibis interface {
 	// unique among this instance's send ports; "" picks one.
 	CreateSendPort(pt PortType, name string, opts ...SendPortOption) (SendPort, error)
 	// CreateReceivePort makes a receive port of a type declared to New. The name must
-	// be unique among this instance's receive ports.
-	CreateReceivePort(pt PortType, name string, opts ...ReceivePortOption) (ReceivePort, error)
+	// be unique among this instance's receive ports. ctx bounds the one step that may
+	// wait, publishing a Global port's name in the registry (the connect timeout when
+	// ctx has no deadline); a port that could not be published is not made.
+	CreateReceivePort(ctx context.Context, pt PortType, name string, opts ...ReceivePortOption) (ReceivePort, error)
 	// Done is closed when the instance has ended.
 	Done() <-chan struct{}
 	// Close ends the instance; it is safe to call more than once. It returns when every
@@ -75,18 +73,3 @@ type Registry interface {
 	// this member's EventRegistryLost and EventRegistryRestored.
 	Events() <-chan Event
 }
-
-// Events about this member's own link to the registry server. They are not events of
-// the pool (their Seq is 0 and their Member is this instance) and come in order with
-// the pool's events.
-const (
-	// EventRegistryLost: the registry server cannot be reached any more; Name says why
-	// and begins with registry.LostReconnecting while the instance tries to rejoin (with
-	// back-off, until Close) or registry.LostForGood when it has given up. Registry calls
-	// fail with ErrRegistryLost until EventRegistryRestored; ports keep working.
-	EventRegistryLost = registry.RegistryLost
-	// EventRegistryRestored: the instance rejoined a restarted registry server with the
-	// same identifier, elections and global names; the pool's events it had missed
-	// (members that died meanwhile, or joined) come before it.
-	EventRegistryRestored = registry.RegistryRestored
-)

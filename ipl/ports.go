@@ -67,8 +67,14 @@ type ReceivePort interface {
 	Stats() PortStats
 	// NewConnections returns the senders connected since the last call (needs connection.downcalls).
 	NewConnections() ([]SendPortIdentifier, error)
-	// Close closes the port at once: connected senders see their connection end.
+	// Close closes the port at once: connected senders see their connection end. It is
+	// CloseContext(context.Background()).
 	Close() error
+	// CloseContext is Close with ctx bounding the one step that may wait, withdrawing a
+	// Global port's name from the registry (the connect timeout when ctx has no
+	// deadline). The port closes either way; a name not withdrawn (ctx ended, registry
+	// lost) stays bound until the instance leaves the pool, and is logged, not returned.
+	CloseContext(ctx context.Context) error
 }
 
 // MessageHandler receives messages as upcalls. It owns m until it returns or calls

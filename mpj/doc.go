@@ -11,7 +11,8 @@
 // all processes and follow the launcher:
 //
 //  1. WithRank, when the program gives one;
-//  2. else, under mp (mpirun, srun), the MPI rank: the instance's address is "mpi:RANK";
+//  2. else, under mp (mpirun, srun), the MPI rank, which mp's Ibis gives through
+//     ipl.LaunchRankOf;
 //  3. else the launcher's rank, ipl.LaunchRank: IBIS_RANK, which ibis-run sets (so
 //     that a process's "[N]" output prefix and its rank are the same number), else
 //     the rank that mpirun or srun gives tcp and nio processes;

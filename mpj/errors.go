@@ -18,7 +18,7 @@ var (
 	// ErrOpenPool: Init was given an Ibis whose pool has no fixed size; ranks need a
 	// closed world, as MPI_COMM_WORLD is fixed when the job starts.
 	ErrOpenPool = errors.New("mpj: the pool is open (no pool size); mpj needs a closed world")
-	// ErrRanks: the processes' launch ranks (IBIS_RANK, mpi:RANK addresses or WithRank)
+	// ErrRanks: the processes' launch ranks (IBIS_RANK, mp's MPI ranks or WithRank)
 	// do not form the permutation 0..size-1, or only some processes have one.
 	ErrRanks = errors.New("mpj: inconsistent launch ranks")
 	// ErrCount: the ranks of a collective disagree on an element count (for example a

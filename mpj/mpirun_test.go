@@ -21,7 +21,7 @@ import (
 // TestMPIRun runs the whole suite (suite_test.go) under mpirun on impl mp, for
 // np = 2, 3 and 4: each job is this test binary started np times by mpirun with
 // -impl mp semantics (IBIS_IMPL=mp); the pool is the MPI job, and each process's rank
-// comes from its "mpi:RANK" address, which checkRanks compares with Open MPI's own
+// is its MPI rank (ipl.LaunchRankOf), which checkRanks compares with Open MPI's own
 // OMPI_COMM_WORLD_RANK. Needs Open MPI and -tags mpi.
 func TestMPIRun(t *testing.T) {
 	mpirun, err := exec.LookPath("mpirun")

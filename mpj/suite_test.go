@@ -52,7 +52,7 @@ var launchRank = func() (rank, size int, ok bool) { return 0, 0, false }
 func checkRanks(_ context.Context, w *mpj.World) error {
 	want, _ := strconv.Atoi(os.Getenv("IBIS_RANK"))
 	size, _ := strconv.Atoi(os.Getenv(ipl.EnvPoolSize))
-	if r, s, ok := launchRank(); ok { // under mpirun: Open MPI's rank, from the mpi:RANK address
+	if r, s, ok := launchRank(); ok { // under mpirun: Open MPI's rank, the MPI rank mp gives
 		want, size = r, s
 	} else if os.Getenv(envMPI) != "" {
 		return fmt.Errorf("under mpirun without OMPI_COMM_WORLD_RANK and OMPI_COMM_WORLD_SIZE")

@@ -68,10 +68,9 @@ func WithRank(r int) Option { return func(c *config) { c.rank = r } }
 // every communicator has an even id for point-to-point and the next odd one for its
 // collectives, so that a program's messages never match a collective's.
 const (
-	ctxSetup      = 0
-	ctxWorld      = 2
-	firstFreeCtx  = 4
-	mpiAddrPrefix = "mpi:"
+	ctxSetup     = 0
+	ctxWorld     = 2
+	firstFreeCtx = 4
 )
 
 // New creates an Ibis for mpj (opts as for ipl.New, plus mpj's port type) and returns
@@ -157,7 +156,7 @@ func Init(ctx context.Context, ib ipl.Ibis, opts ...Option) (*World, error) {
 // connects a send port to every peer (in parallel: each Connect waits until the peer
 // has created its port).
 func (w *World) start(ctx context.Context) error {
-	rp, err := w.ib.CreateReceivePort(PortType, portName, ipl.WithConnectionHandler(connHandler{w}))
+	rp, err := w.ib.CreateReceivePort(ctx, PortType, portName, ipl.WithConnectionHandler(connHandler{w}))
 	if err != nil {
 		return fmt.Errorf("mpj: creating the receive port: %w", err)
 	}
@@ -187,20 +186,14 @@ func (w *World) start(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// launchRank is this process's rank as its launcher says: the option, else the MPI rank
-// in an mp address ("mpi:3"), else ipl.LaunchRank (IBIS_RANK, mpirun's, srun's); -1
-// when none says.
+// launchRank is this process's rank as its launcher says: the option, else what the
+// Ibis or the launcher's environment says (ipl.LaunchRankOf: mp's MPI rank, IBIS_RANK,
+// mpirun's, srun's); -1 when none says.
 func (w *World) launchRank(opt int) int {
 	if opt >= 0 {
 		return opt
 	}
-	var r int
-	if addr := w.ib.Identifier().Address; len(addr) > len(mpiAddrPrefix) && addr[:len(mpiAddrPrefix)] == mpiAddrPrefix {
-		if _, err := fmt.Sscanf(addr[len(mpiAddrPrefix):], "%d", &r); err == nil && r >= 0 {
-			return r
-		}
-	}
-	return ipl.LaunchRank()
+	return ipl.LaunchRankOf(w.ib)
 }
 
 // agreeRanks gathers every process's launch rank over a set-up communicator in join

@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/ibisgo/ibis/internal/poolauth"
+	"github.com/ibisgo/ibis/ipl"
 )
 
 // Sentinel errors. Every error returned by this package that has one of these
@@ -20,8 +21,8 @@ var (
 	// is being rebuilt after a restart of the server. While a client tries
 	// to rejoin a restarted server every call fails with it at once; after
 	// a RegistryLost event whose Name begins with LostForGood the client
-	// has ended and Err returns it.
-	ErrRegistryLost = errors.New("registry: connection to the registry lost")
+	// has ended and Err returns it. It is ipl.ErrRegistryLost.
+	ErrRegistryLost = ipl.ErrRegistryLost
 
 	// ErrDeclaredDead means the registry declared this member dead: it
 	// heard nothing from it for its death timeout (the process was stopped,

@@ -416,7 +416,7 @@ func (w *wireDecoder) event() (Event, error) {
 		return Event{}, fmt.Errorf("event type: %w", err)
 	}
 	ev.Type = EventType(t)
-	if int64(ev.Type) != t || !ev.Type.valid() {
+	if int64(ev.Type) != t || !poolEvent(ev.Type) {
 		return Event{}, fmt.Errorf("unknown event type %d", t)
 	}
 	if ev.Member, err = w.identifier(); err != nil {

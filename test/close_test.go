@@ -180,10 +180,10 @@ func setUpBlocked(t *testing.T, p *closePool, ib ipl.Ibis, h *blockedHandler) {
 	t.Helper()
 	var err error
 	h.ib = ib
-	if h.other, err = ib.CreateReceivePort(explicitType, "other"); err != nil {
+	if h.other, err = ib.CreateReceivePort(t.Context(), explicitType, "other"); err != nil {
 		t.Fatal(err)
 	}
-	rp, err := ib.CreateReceivePort(upcallType, "blocker", ipl.WithMessageHandler(h.handle))
+	rp, err := ib.CreateReceivePort(t.Context(), upcallType, "blocker", ipl.WithMessageHandler(h.handle))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,7 +243,7 @@ func (h *stuckHandler) handle(ipl.ReadMessage) error {
 
 func setUpStuck(t *testing.T, p *closePool, ib ipl.Ibis, h *stuckHandler) {
 	t.Helper()
-	rp, err := ib.CreateReceivePort(upcallType, "stuck", ipl.WithMessageHandler(h.handle))
+	rp, err := ib.CreateReceivePort(t.Context(), upcallType, "stuck", ipl.WithMessageHandler(h.handle))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -357,7 +357,7 @@ func TestCloseFromHandlerWaitsForOthers(t *testing.T) {
 // closer gives ib a port "closer" whose handler runs f, and sends it a message.
 func closer(t *testing.T, p *closePool, ib ipl.Ibis, f func()) {
 	t.Helper()
-	rp, err := ib.CreateReceivePort(upcallType, "closer", ipl.WithMessageHandler(func(ipl.ReadMessage) error {
+	rp, err := ib.CreateReceivePort(t.Context(), upcallType, "closer", ipl.WithMessageHandler(func(ipl.ReadMessage) error {
 		f()
 		return nil
 	}))
@@ -422,7 +422,7 @@ func TestCloseFromEveryCallback(t *testing.T) {
 				case "message":
 					closer(t, p, ib, closeOnce)
 				case "got-connection":
-					if _, err := ib.CreateReceivePort(explicitType, "watched",
+					if _, err := ib.CreateReceivePort(t.Context(), explicitType, "watched",
 						ipl.WithConnectionHandler(connHooks{got: func() bool { closeOnce(); return true }})); err != nil {
 						t.Fatal(err)
 					}
@@ -433,7 +433,7 @@ func TestCloseFromEveryCallback(t *testing.T) {
 					_ = sp.Connect(cctx, ib.Identifier(), "watched")
 					cancel()
 				case "lost-connection":
-					if _, err := ib.CreateReceivePort(explicitType, "watched",
+					if _, err := ib.CreateReceivePort(t.Context(), explicitType, "watched",
 						ipl.WithConnectionHandler(connHooks{lost: func(error) { closeOnce() }})); err != nil {
 						t.Fatal(err)
 					}
@@ -445,7 +445,7 @@ func TestCloseFromEveryCallback(t *testing.T) {
 					_ = sp.Close()
 				case "disconnect":
 					peer := p.open(t)
-					rp, err := peer.CreateReceivePort(explicitType, "gone")
+					rp, err := peer.CreateReceivePort(t.Context(), explicitType, "gone")
 					if err != nil {
 						t.Fatal(err)
 					}

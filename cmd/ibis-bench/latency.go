@@ -99,7 +99,7 @@ func openLatEnd(ctx context.Context, e *env, a latArgs, i int, peer bool) (*latE
 		return nil, fmt.Errorf("variant %s: %w", a.Variants[i].Name, err)
 	}
 	le := &latEnd{ib: ib, buf: make([]byte, a.Size)}
-	if le.in, err = ib.CreateReceivePort(latType, own, ipl.Global()); err == nil {
+	if le.in, err = ib.CreateReceivePort(ctx, latType, own, ipl.Global()); err == nil {
 		if le.out, err = ib.CreateSendPort(latType, own+"-out"); err == nil {
 			err = le.out.ConnectGlobal(ctx, other)
 		}

@@ -28,7 +28,7 @@ func openLinks(ctx context.Context, g *cluster.Group, n int) ([]*link, error) {
 	for i := range links {
 		l := &link{peer: g.Peers[i], data: map[payload.Spec]*payload.Data{}}
 		var err error
-		if l.in, err = g.Ibis.CreateReceivePort(benchType, portBack+"-"+strconv.Itoa(i)); err != nil {
+		if l.in, err = g.Ibis.CreateReceivePort(ctx, benchType, portBack+"-"+strconv.Itoa(i)); err != nil {
 			return nil, err
 		}
 		if l.out, err = g.Ibis.CreateSendPort(benchType, "bench-to-"+strconv.Itoa(i)); err != nil {

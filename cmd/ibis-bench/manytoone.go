@@ -151,7 +151,7 @@ func manyToOne(ctx context.Context, e *env, g *cluster.Group, links []*link, f m
 		return nil, fmt.Errorf("receiver instance: %w", err)
 	}
 	defer ib.Close()
-	rp, err := ib.CreateReceivePort(m2oType, m2oPort, ipl.Global())
+	rp, err := ib.CreateReceivePort(ctx, m2oType, m2oPort, ipl.Global())
 	if err != nil {
 		return nil, err
 	}

@@ -94,7 +94,7 @@ func startMaster(ctx context.Context, g *cluster.Group, e *env, links []*link, p
 		return nil, fmt.Errorf("master instance: %w", err)
 	}
 	fail := func(err error) (*master, error) { m.close(); return nil, err }
-	if m.req, err = m.ib.CreateReceivePort(mwReqType, mwRequestPort, ipl.Global()); err != nil {
+	if m.req, err = m.ib.CreateReceivePort(ctx, mwReqType, mwRequestPort, ipl.Global()); err != nil {
 		return fail(err)
 	}
 	if withRaw {

@@ -53,7 +53,7 @@ func runWorker(ctx context.Context, e *env, a mwArgs, idx int) error {
 	defer ib.Close()
 	w := &worker{idx: idx, rawAddr: a.RawAddr}
 	defer w.closeRaw()
-	if w.in, err = ib.CreateReceivePort(mwRepType, mwReplyPort); err != nil {
+	if w.in, err = ib.CreateReceivePort(ctx, mwRepType, mwReplyPort); err != nil {
 		return err
 	}
 	if w.out, err = ib.CreateSendPort(mwReqType, "mw-req"); err != nil {

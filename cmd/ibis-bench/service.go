@@ -44,11 +44,11 @@ func (s *peerService) close() {
 
 func (s *peerService) serve(ctx context.Context) error {
 	var err error
-	if s.in, err = s.g.Ibis.CreateReceivePort(benchType, portPeerIn); err != nil {
+	if s.in, err = s.g.Ibis.CreateReceivePort(ctx, benchType, portPeerIn); err != nil {
 		return err
 	}
 	// The connect experiment connects to this port again and again.
-	if _, err = s.g.Ibis.CreateReceivePort(targetType, portTarget); err != nil {
+	if _, err = s.g.Ibis.CreateReceivePort(ctx, targetType, portTarget); err != nil {
 		return err
 	}
 	if s.out, err = s.g.Ibis.CreateSendPort(benchType, portPeerOut); err != nil {

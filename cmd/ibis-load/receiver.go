@@ -20,7 +20,7 @@ var errStalled = errors.New("no message came for the -stall time")
 // slowly if asked, until every send port's end has come (or the run fails or stalls),
 // and returns the account of what came.
 func receive(ctx context.Context, s *settings, ib ipl.Ibis, senders []int32, stderr io.Writer) (*result, error) {
-	rp, err := ib.CreateReceivePort(loadType, loadPort, ipl.WithConnectionHandler(lostLogger{stderr}))
+	rp, err := ib.CreateReceivePort(ctx, loadType, loadPort, ipl.WithConnectionHandler(lostLogger{stderr}))
 	if err != nil {
 		return nil, err
 	}

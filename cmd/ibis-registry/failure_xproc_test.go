@@ -362,7 +362,7 @@ func registryPause(t *testing.T, impl string) {
 	defer cancel()
 	reg := startRegistry(t, "-host", "127.0.0.1", "-port", "0", "-heartbeat", "500ms", "-death-timeout", "5s")
 	w := newWatcher(t, ctx, impl, reg.addr, "pause")
-	inbox, err := w.CreateReceivePort(inboxType, "inbox", ipl.Global())
+	inbox, err := w.CreateReceivePort(ctx, inboxType, "inbox", ipl.Global())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -108,7 +108,7 @@ func TestIbisSurvivesRegistryRestart(t *testing.T) {
 	if w, err := master.Registry().Elect(ctx, "master"); err != nil || w != master.Identifier() {
 		t.Fatalf("elect: %v, %v", w, err)
 	}
-	inbox, err := master.CreateReceivePort(inboxType, "inbox", ipl.Global())
+	inbox, err := master.CreateReceivePort(ctx, inboxType, "inbox", ipl.Global())
 	if err != nil {
 		t.Fatal(err)
 	}

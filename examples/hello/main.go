@@ -154,7 +154,7 @@ func serve(ctx context.Context, ib ipl.Ibis, clients int, gone *departures) erro
 		_, err = w.Finish()
 		return err
 	}
-	rp, err := ib.CreateReceivePort(requestType, "requests", ipl.Global(), ipl.WithMessageHandler(handler))
+	rp, err := ib.CreateReceivePort(ctx, requestType, "requests", ipl.Global(), ipl.WithMessageHandler(handler))
 	if err != nil {
 		return err
 	}
@@ -180,7 +180,7 @@ func serve(ctx context.Context, ib ipl.Ibis, clients int, gone *departures) erro
 
 // request sends n requests to the server's published port and reads the replies.
 func request(ctx context.Context, ib ipl.Ibis, n int) error {
-	rp, err := ib.CreateReceivePort(replyType, "replies")
+	rp, err := ib.CreateReceivePort(ctx, replyType, "replies")
 	if err != nil {
 		return err
 	}

@@ -38,7 +38,7 @@ func Example() {
 			next = members[(i+1)%len(members)]
 		}
 	}
-	rp, err := ibis.CreateReceivePort(pt, "ring")
+	rp, err := ibis.CreateReceivePort(ctx, pt, "ring")
 	if err != nil {
 		log.Fatal(err)
 	}

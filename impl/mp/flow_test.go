@@ -67,7 +67,7 @@ func TestFlowControlRank(t *testing.T) {
 
 // flowPorts connects a new send port to a new receive port of the instance itself.
 func flowPorts(ctx context.Context, t *testing.T, ib ipl.Ibis, pt ipl.PortType, name string) (ipl.SendPort, ipl.ReceivePort) {
-	rp, err := ib.CreateReceivePort(pt, name)
+	rp, err := ib.CreateReceivePort(ctx, pt, name)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -76,6 +76,9 @@ type transport struct {
 	nextConn  uint32
 }
 
+// LaunchRank is this process's rank in MPI_COMM_WORLD, for ipl.LaunchRankOf.
+func (t *transport) LaunchRank() int { return t.world.Rank }
+
 // tombstone marks a connection closed on the accepting side whose end (an empty
 // message) the dialler has not sent yet; later data for it is dropped.
 var tombstone = &inStream{}

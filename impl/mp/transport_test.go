@@ -93,13 +93,13 @@ func TestTransportRank(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	ring, err := ib.CreateReceivePort(ringType, "ring")
+	ring, err := ib.CreateReceivePort(ctx, ringType, "ring")
 	if err != nil {
 		t.Fatal(err)
 	}
 	var gather ipl.ReceivePort
 	if rank == 0 {
-		if gather, err = ib.CreateReceivePort(gatherType, "gather"); err != nil {
+		if gather, err = ib.CreateReceivePort(ctx, gatherType, "gather"); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -55,7 +55,7 @@ func TestBadInputBlockingReceive(t *testing.T) {
 	}
 	defer ib.Close()
 	rec := portLost{lost: make(chan error, 10)}
-	rp, err := ib.CreateReceivePort(oneToOneBadType, "in", ipl.WithConnectionHandler(rec))
+	rp, err := ib.CreateReceivePort(ctx, oneToOneBadType, "in", ipl.WithConnectionHandler(rec))
 	if err != nil {
 		t.Fatal(err)
 	}

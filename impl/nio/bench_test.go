@@ -49,7 +49,7 @@ func roundTrips(b *testing.B, send, receive string, size int) {
 	defer a.Close()
 	defer c.Close()
 	pair := func(ib ipl.Ibis, in string) (ipl.ReceivePort, ipl.SendPort) {
-		rp, err := ib.CreateReceivePort(pt, in)
+		rp, err := ib.CreateReceivePort(ctx, pt, in)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -23,7 +23,7 @@ func Example_manyToOne() {
 		log.Fatal(err)
 	}
 	defer ibis.Close()
-	rp, err := ibis.CreateReceivePort(pt, "sums")
+	rp, err := ibis.CreateReceivePort(ctx, pt, "sums")
 	if err != nil {
 		log.Fatal(err)
 	}

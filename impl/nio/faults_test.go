@@ -27,7 +27,7 @@ func TestFinishReportsUndeliveredMessage(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ib.Close()
-	rp, err := ib.CreateReceivePort(queuedType, "in")
+	rp, err := ib.CreateReceivePort(ctx, queuedType, "in")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +64,7 @@ func TestStalledSenderHoldsUpNobody(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ib.Close()
-	rp, err := ib.CreateReceivePort(flowType, "in") // many-to-one: nonblocking
+	rp, err := ib.CreateReceivePort(ctx, flowType, "in") // many-to-one: nonblocking
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,7 @@ func openWithIn(ctx context.Context, t *testing.T, pt ipl.PortType, opts ...ipl.
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = ib.Close() })
-	rp, err := ib.CreateReceivePort(pt, "in")
+	rp, err := ib.CreateReceivePort(ctx, pt, "in")
 	if err != nil {
 		t.Fatal(err)
 	}

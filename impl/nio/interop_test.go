@@ -54,7 +54,7 @@ func TestInteropWithTCP(t *testing.T) {
 func exchange(ctx context.Context, t *testing.T, what string, src, dst ipl.Ibis) {
 	t.Helper()
 	name := fmt.Sprintf("in-%d", time.Now().UnixNano())
-	rp, err := dst.CreateReceivePort(interopType, name)
+	rp, err := dst.CreateReceivePort(ctx, interopType, name)
 	if err != nil {
 		t.Fatal(err)
 	}

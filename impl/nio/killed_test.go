@@ -96,7 +96,7 @@ func runKilledChild() int {
 		switch os.Getenv(envKilledChild) {
 		case "receive":
 			// Nothing is ever read: what the parent sends stays in the buffers.
-			if _, err := ib.CreateReceivePort(pt, name); err != nil {
+			if _, err := ib.CreateReceivePort(ctx, pt, name); err != nil {
 				return fail("%s: %v", name, err)
 			}
 		case "send":
@@ -258,7 +258,7 @@ func TestKilledSenderProcess(t *testing.T) {
 			p := startKilledPair(ctx, t, "send", ports, map[string]string{PropertyReceive: f}, func(ib ipl.Ibis) {
 				for _, name := range ports {
 					rec := portLost{lost: make(chan error, 4)}
-					rp, err := ib.CreateReceivePort(killedPortType(name), name, ipl.WithConnectionHandler(rec))
+					rp, err := ib.CreateReceivePort(ctx, killedPortType(name), name, ipl.WithConnectionHandler(rec))
 					if err != nil {
 						t.Fatal(err)
 					}

@@ -132,7 +132,7 @@ func multicastPackets(t *testing.T, flavour string) {
 	names := []string{"fast-0", "fast-1", "slow", "quitter"}
 	rps := map[string]ipl.ReceivePort{}
 	for _, name := range names {
-		rp, err := ib.CreateReceivePort(multicastType, name)
+		rp, err := ib.CreateReceivePort(ctx, multicastType, name)
 		if err != nil {
 			t.Fatal(err)
 		}

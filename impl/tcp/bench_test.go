@@ -134,7 +134,7 @@ func launchPeers() (*benchPeers, error) {
 			peer = m
 		}
 	}
-	if p.rp, err = p.ib.CreateReceivePort(pingType, "pong"); err != nil {
+	if p.rp, err = p.ib.CreateReceivePort(ctx, pingType, "pong"); err != nil {
 		return nil, err
 	}
 	if p.sp, err = p.ib.CreateSendPort(pingType, "ping"); err != nil {
@@ -231,7 +231,7 @@ func ibisEcho() error {
 		return err
 	}
 	defer ib.Close()
-	rp, err := ib.CreateReceivePort(pingType, "ping")
+	rp, err := ib.CreateReceivePort(ctx, pingType, "ping")
 	if err != nil {
 		return err
 	}

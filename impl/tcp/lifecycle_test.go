@@ -20,7 +20,7 @@ var directType = ipl.MustPortType(ipl.ConnectionOneToOne, ipl.SerializationData,
 // likely; without it the probe path gives the same answer).
 func TestSecondSenderToBusyDirectPortIsRefused(t *testing.T) {
 	ib := newTestIbis(t, ipl.WithPortTypes(dataType, directType))
-	rp, err := ib.CreateReceivePort(directType, "o2o")
+	rp, err := ib.CreateReceivePort(t.Context(), directType, "o2o")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +62,7 @@ func TestToggleUpcallsKeepsOrder(t *testing.T) {
 		}
 		next = v + 1
 	}
-	rp, _ := ib.CreateReceivePort(upcallType, "u", ipl.WithMessageHandler(func(m ipl.ReadMessage) error {
+	rp, _ := ib.CreateReceivePort(t.Context(), upcallType, "u", ipl.WithMessageHandler(func(m ipl.ReadMessage) error {
 		v, err := m.ReadInt64()
 		if err != nil {
 			return err
@@ -120,7 +120,7 @@ func TestToggleUpcallsKeepsOrder(t *testing.T) {
 // A live message cut by SendPort.Close reports ErrClosed, not a lost peer.
 func TestFinishAfterPortCloseIsErrClosed(t *testing.T) {
 	ib := newTestIbis(t, ipl.WithPortTypes(dataType))
-	if _, err := ib.CreateReceivePort(dataType, "r"); err != nil {
+	if _, err := ib.CreateReceivePort(t.Context(), dataType, "r"); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

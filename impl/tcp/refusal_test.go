@@ -25,10 +25,10 @@ func TestTLSMismatchNamed(t *testing.T) {
 	}
 	secured := newTestIbis(t, ipl.WithPool("secured"), ipl.WithTLS(files.Cert, files.Key, files.CA))
 	plain := newTestIbis(t, ipl.WithPool("plain"))
-	if _, err := secured.CreateReceivePort(dataType, "in"); err != nil {
+	if _, err := secured.CreateReceivePort(t.Context(), dataType, "in"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := plain.CreateReceivePort(dataType, "in"); err != nil {
+	if _, err := plain.CreateReceivePort(t.Context(), dataType, "in"); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {

@@ -15,7 +15,7 @@ var _ = register(&testCase{
 	children: 1,
 	parent: func(e *Env) {
 		t := e.T
-		rp, err := e.Ibis.CreateReceivePort(Bytes, "raw")
+		rp, err := e.Ibis.CreateReceivePort(e.Ctx, Bytes, "raw")
 		if err != nil {
 			t.Fatal(err)
 		}

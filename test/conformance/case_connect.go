@@ -138,7 +138,7 @@ var _ = register(&testCase{
 			if err := waitSignal(e, "create"); err != nil {
 				return err
 			}
-			rp, err := e.Ibis.CreateReceivePort(OneToMany, "late")
+			rp, err := e.Ibis.CreateReceivePort(e.Ctx, OneToMany, "late")
 			if err != nil {
 				return err
 			}
@@ -149,7 +149,7 @@ var _ = register(&testCase{
 			}
 			return waitSignal(e, "done")
 		}
-		rp, err := e.Ibis.CreateReceivePort(OneToMany, "early")
+		rp, err := e.Ibis.CreateReceivePort(e.Ctx, OneToMany, "early")
 		if err != nil {
 			return err
 		}

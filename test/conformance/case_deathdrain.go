@@ -37,7 +37,7 @@ var _ = register(&testCase{
 	deathTimeout: 4 * time.Second,
 	parent: func(e *Env) {
 		t := e.T
-		rp, err := e.Ibis.CreateReceivePort(ManyToOne, "drain")
+		rp, err := e.Ibis.CreateReceivePort(e.Ctx, ManyToOne, "drain")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -16,7 +16,7 @@ var _ = register(&testCase{
 		t := e.T
 		child := e.Children[0]
 		rec := &connRecorder{lost: make(chan error, 1)}
-		rp, err := e.Ibis.CreateReceivePort(ManyToOne, "in", ipl.WithConnectionHandler(rec))
+		rp, err := e.Ibis.CreateReceivePort(e.Ctx, ManyToOne, "in", ipl.WithConnectionHandler(rec))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -67,7 +67,7 @@ var _ = register(&testCase{
 		}
 	},
 	child: func(e *Env) error {
-		rp, err := e.Ibis.CreateReceivePort(OneToMany, "in")
+		rp, err := e.Ibis.CreateReceivePort(e.Ctx, OneToMany, "in")
 		if err != nil {
 			return err
 		}

@@ -76,7 +76,7 @@ var _ = register(&testCase{
 		}
 	},
 	child: func(e *Env) error {
-		rp, err := e.Ibis.CreateReceivePort(OneToMany, "mc")
+		rp, err := e.Ibis.CreateReceivePort(e.Ctx, OneToMany, "mc")
 		if err != nil {
 			return err
 		}
@@ -109,7 +109,7 @@ var _ = register(&testCase{
 	children: 2,
 	parent: func(e *Env) {
 		t := e.T
-		rp, err := e.Ibis.CreateReceivePort(Direct, "direct")
+		rp, err := e.Ibis.CreateReceivePort(e.Ctx, Direct, "direct")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -36,7 +36,7 @@ var _ = register(&testCase{
 	child: func(e *Env) error {
 		stopped := make(chan struct{})
 		var once sync.Once
-		rp, err := e.Ibis.CreateReceivePort(Upcalls, "stop", ipl.WithMessageHandler(func(m ipl.ReadMessage) error {
+		rp, err := e.Ibis.CreateReceivePort(e.Ctx, Upcalls, "stop", ipl.WithMessageHandler(func(m ipl.ReadMessage) error {
 			var s string
 			if err := m.ReadObject(&s); err != nil {
 				return err
@@ -50,7 +50,7 @@ var _ = register(&testCase{
 			return err
 		}
 		self := &selfCloser{}
-		sc, err := e.Ibis.CreateReceivePort(Upcalls, "selfclose", ipl.WithConnectionHandler(self),
+		sc, err := e.Ibis.CreateReceivePort(e.Ctx, Upcalls, "selfclose", ipl.WithConnectionHandler(self),
 			ipl.WithMessageHandler(func(ipl.ReadMessage) error { return nil }))
 		if err != nil {
 			return err
@@ -69,7 +69,7 @@ var _ = register(&testCase{
 		}
 		// Now end the Ibis from inside a message handler of a fresh port.
 		closed := make(chan error, 1)
-		last, err := e.Ibis.CreateReceivePort(Upcalls, "last", ipl.WithMessageHandler(func(ipl.ReadMessage) error {
+		last, err := e.Ibis.CreateReceivePort(e.Ctx, Upcalls, "last", ipl.WithMessageHandler(func(ipl.ReadMessage) error {
 			closed <- e.Ibis.Close()
 			return nil
 		}))
@@ -149,7 +149,7 @@ var _ = register(&testCase{
 			return nil
 		}
 		var err error
-		rp, err = e.Ibis.CreateReceivePort(Mixed, "mixed", ipl.WithMessageHandler(handler))
+		rp, err = e.Ibis.CreateReceivePort(e.Ctx, Mixed, "mixed", ipl.WithMessageHandler(handler))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -22,7 +22,7 @@ var _ = register(&testCase{
 	children: 3,
 	parent: func(e *Env) {
 		t := e.T
-		rp, err := e.Ibis.CreateReceivePort(ManyToOne, "load")
+		rp, err := e.Ibis.CreateReceivePort(e.Ctx, ManyToOne, "load")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -14,7 +14,7 @@ var _ = register(&testCase{
 	children: 3,
 	parent: func(e *Env) {
 		t := e.T
-		rp, err := e.Ibis.CreateReceivePort(ManyToOne, "gather")
+		rp, err := e.Ibis.CreateReceivePort(e.Ctx, ManyToOne, "gather")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -50,7 +50,7 @@ var _ = register(&testCase{
 		}
 	},
 	child: func(e *Env) error {
-		rp, err := e.Ibis.CreateReceivePort(OneToMany, "mc")
+		rp, err := e.Ibis.CreateReceivePort(e.Ctx, OneToMany, "mc")
 		if err != nil {
 			return err
 		}

@@ -13,7 +13,7 @@ var _ = register(&testCase{
 	children: 3,
 	parent: func(e *Env) {
 		t := e.T
-		rp, err := e.Ibis.CreateReceivePort(ManyToOne, "votes")
+		rp, err := e.Ibis.CreateReceivePort(e.Ctx, ManyToOne, "votes")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -13,7 +13,7 @@ var _ = register(&testCase{
 	children: 1,
 	parent: func(e *Env) {
 		t := e.T
-		rp, err := e.Ibis.CreateReceivePort(OneToOne, "in")
+		rp, err := e.Ibis.CreateReceivePort(e.Ctx, OneToOne, "in")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -39,7 +39,7 @@ var _ = register(&testCase{
 		}
 	},
 	child: func(e *Env) error {
-		rp, err := e.Ibis.CreateReceivePort(OneToOne, "in")
+		rp, err := e.Ibis.CreateReceivePort(e.Ctx, OneToOne, "in")
 		if err != nil {
 			return err
 		}

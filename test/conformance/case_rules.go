@@ -87,7 +87,7 @@ var _ = register(&testCase{
 			t.Errorf("ConnectGlobal connected to %v, want the-global-port", got)
 		}
 		// Receive with a context that ends returns ErrTimeout.
-		rp, _ := e.Ibis.CreateReceivePort(OneToOne, "idle")
+		rp, _ := e.Ibis.CreateReceivePort(e.Ctx, OneToOne, "idle")
 		ctx, cancel := context.WithTimeout(e.Ctx, time.Second)
 		_, err = rp.Receive(ctx)
 		cancel()
@@ -119,16 +119,16 @@ var _ = register(&testCase{
 			{OneToOne, "o2o-b", nil},
 			{Upcalls, "m2o", []ipl.ReceivePortOption{ipl.WithConnectionHandler(denyBad{}), ipl.WithMessageHandler(func(ipl.ReadMessage) error { return nil })}},
 		} {
-			p, err := e.Ibis.CreateReceivePort(spec.pt, spec.name, spec.opts...)
+			p, err := e.Ibis.CreateReceivePort(e.Ctx, spec.pt, spec.name, spec.opts...)
 			if err != nil {
 				return fmt.Errorf("creating %s: %w", spec.name, err)
 			}
 			ports = append(ports, p)
 		}
-		if _, err := e.Ibis.CreateReceivePort(OneToOne, "o2o"); !errors.Is(err, ipl.ErrPortExists) {
+		if _, err := e.Ibis.CreateReceivePort(e.Ctx, OneToOne, "o2o"); !errors.Is(err, ipl.ErrPortExists) {
 			return fmt.Errorf("second port named o2o: got %v, want ErrPortExists", err)
 		}
-		gp, err := e.Ibis.CreateReceivePort(OneToOne, "the-global-port", ipl.Global())
+		gp, err := e.Ibis.CreateReceivePort(e.Ctx, OneToOne, "the-global-port", ipl.Global())
 		if err != nil {
 			return err
 		}
@@ -139,7 +139,7 @@ var _ = register(&testCase{
 		if err := waitSignal(e, "create-late"); err != nil {
 			return err
 		}
-		late, err := e.Ibis.CreateReceivePort(OneToOne, "late")
+		late, err := e.Ibis.CreateReceivePort(e.Ctx, OneToOne, "late")
 		if err != nil {
 			return err
 		}

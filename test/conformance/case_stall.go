@@ -29,7 +29,7 @@ var _ = register(&testCase{
 	messageTimeout: 2 * time.Second,
 	parent: func(e *Env) {
 		t := e.T
-		rp, err := e.Ibis.CreateReceivePort(ManyToOne, "stall")
+		rp, err := e.Ibis.CreateReceivePort(e.Ctx, ManyToOne, "stall")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -177,7 +177,7 @@ var _ = register(&testCase{
 	deathTimeout: 4 * time.Second,
 	parent: func(e *Env) {
 		t := e.T
-		rp, err := e.Ibis.CreateReceivePort(ManyToOne, "dead")
+		rp, err := e.Ibis.CreateReceivePort(e.Ctx, ManyToOne, "dead")
 		if err != nil {
 			t.Fatal(err)
 		}

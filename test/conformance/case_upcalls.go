@@ -77,7 +77,7 @@ var _ = register(&testCase{
 			return nil
 		}
 		rec := &connRecorder{lost: make(chan error, len(e.Children))}
-		rp, err := e.Ibis.CreateReceivePort(Upcalls, "up", ipl.WithMessageHandler(handler), ipl.WithConnectionHandler(rec))
+		rp, err := e.Ibis.CreateReceivePort(e.Ctx, Upcalls, "up", ipl.WithMessageHandler(handler), ipl.WithConnectionHandler(rec))
 		if err != nil {
 			t.Fatal(err)
 		}

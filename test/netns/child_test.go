@@ -92,7 +92,7 @@ func runReceiver(ctx context.Context) error {
 		return err
 	}
 	defer ib.Close()
-	rp, err := ib.CreateReceivePort(streamType, "stream")
+	rp, err := ib.CreateReceivePort(ctx, streamType, "stream")
 	if err != nil {
 		return err
 	}

@@ -106,7 +106,7 @@ func TestConnectDoesNotHoldThePortWhileRetrying(t *testing.T) {
 	defer cancel()
 	dialing := make(chan struct{}, 1)
 	in := openHooked(ctx, t, &hookTransport{before: dialsTo("late", dialing)})
-	early, err := in.CreateReceivePort(multiType, "early")
+	early, err := in.CreateReceivePort(ctx, multiType, "early")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +136,7 @@ func TestConnectDoesNotHoldThePortWhileRetrying(t *testing.T) {
 		}
 		receiveInt(ctx, t, early, v)
 	}
-	late, err := in.CreateReceivePort(multiType, "late")
+	late, err := in.CreateReceivePort(ctx, multiType, "late")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +167,7 @@ func TestConcurrentConnects(t *testing.T) {
 		go func() { results <- sp.Connect(ctx, in.Identifier(), "late") }()
 	}
 	<-dialing
-	if _, err := in.CreateReceivePort(multiType, "late"); err != nil {
+	if _, err := in.CreateReceivePort(ctx, multiType, "late"); err != nil {
 		t.Fatal(err)
 	}
 	wantOneEach(t, results, ipl.ErrAlreadyConnected)
@@ -180,7 +180,7 @@ func TestConcurrentConnects(t *testing.T) {
 		go func() { results <- one.Connect(ctx, in.Identifier(), name) }()
 	}
 	for _, name := range []string{"a", "b"} {
-		if _, err := in.CreateReceivePort(singleType, name); err != nil {
+		if _, err := in.CreateReceivePort(ctx, singleType, name); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -231,7 +231,7 @@ func TestConnectAcceptedAfterCloseEndsCleanly(t *testing.T) {
 	}}
 	in := openHooked(ctx, t, h)
 	log := &lostLog{lost: make(chan error, 1)}
-	rp, err := in.CreateReceivePort(gatherType, "slow", ipl.WithConnectionHandler(log))
+	rp, err := in.CreateReceivePort(ctx, gatherType, "slow", ipl.WithConnectionHandler(log))
 	if err != nil {
 		t.Fatal(err)
 	}

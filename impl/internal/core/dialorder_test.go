@@ -100,7 +100,7 @@ func TestDialInOrder(t *testing.T) {
 		// A port per round: a one-to-one port takes the next sender only once it has
 		// seen the last one go.
 		port := fmt.Sprintf("in%d", round)
-		if _, err := rcv.CreateReceivePort(singleType, port); err != nil {
+		if _, err := rcv.CreateReceivePort(ctx, singleType, port); err != nil {
 			t.Fatal(err)
 		}
 		sp, err := snd.CreateSendPort(singleType, "")
@@ -198,7 +198,7 @@ func TestSilentAddressBounded(t *testing.T) {
 	first := openList(ctx, t, "", &listTransport{})
 	hole := "192.0.2.1:9" // never dialled: holeTransport swallows it
 	rcv := openList(ctx, t, first.embedded.Addr(), &listTransport{publish: func(real string) string { return hole + "," + real }})
-	if _, err := rcv.CreateReceivePort(singleType, "in"); err != nil {
+	if _, err := rcv.CreateReceivePort(ctx, singleType, "in"); err != nil {
 		t.Fatal(err)
 	}
 	sent := &holeTransport{listTransport: &listTransport{}, hole: hole}
@@ -266,7 +266,7 @@ func TestPoolCheckFailureDoesNotMoveOn(t *testing.T) {
 	rcv := openList(ctx, t, first.embedded.Addr(), &listTransport{publish: func(real string) string {
 		return guarded + "," + real
 	}})
-	if _, err := rcv.CreateReceivePort(singleType, "in"); err != nil {
+	if _, err := rcv.CreateReceivePort(ctx, singleType, "in"); err != nil {
 		t.Fatal(err)
 	}
 	sent := &refusingTransport{listTransport: &listTransport{loopTransport: &loopTransport{}}, at: guarded}

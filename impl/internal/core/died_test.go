@@ -127,7 +127,7 @@ func newDiedPair(ctx context.Context, t *testing.T) *diedPair {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = p.snd.Close() })
-	if p.rp, err = rcv.CreateReceivePort(pt, "in"); err != nil {
+	if p.rp, err = rcv.CreateReceivePort(ctx, pt, "in"); err != nil {
 		t.Fatal(err)
 	}
 	if p.sp, err = p.snd.CreateSendPort(pt, "out"); err != nil {

@@ -41,7 +41,7 @@ func pushManyToOne(t *testing.T, chunk int) {
 		t.Fatal(err)
 	}
 	defer in.Close()
-	rp, err := in.CreateReceivePort(pt, "in")
+	rp, err := in.CreateReceivePort(ctx, pt, "in")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -283,7 +283,7 @@ func (in *Instance) CreateSendPort(pt ipl.PortType, name string, opts ...ipl.Sen
 }
 
 // CreateReceivePort makes a receive port.
-func (in *Instance) CreateReceivePort(pt ipl.PortType, name string, opts ...ipl.ReceivePortOption) (ipl.ReceivePort, error) {
+func (in *Instance) CreateReceivePort(ctx context.Context, pt ipl.PortType, name string, opts ...ipl.ReceivePortOption) (ipl.ReceivePort, error) {
 	if err := in.checkType(pt); err != nil {
 		return nil, err
 	}
@@ -318,11 +318,8 @@ func (in *Instance) CreateReceivePort(pt ipl.PortType, name string, opts ...ipl.
 	in.recvPorts[name] = rp
 	in.mu.Unlock()
 	if pc.Global {
-		ctx, cancel := context.WithTimeout(context.Background(), in.cfg.ConnectTimeout)
-		defer cancel()
-		if err := in.reg.Bind(ctx, name, name); err != nil {
-			_ = rp.Close()
-			return nil, fmt.Errorf("publishing receive port %q in the registry: %w", name, err)
+		if err := in.publishPort(ctx, rp); err != nil {
+			return nil, err
 		}
 	}
 	return rp, nil
@@ -334,18 +331,16 @@ func (in *Instance) removeSendPort(name string) {
 	in.mu.Unlock()
 }
 
-func (in *Instance) removeReceivePort(rp *ReceivePort) {
+// removeReceivePort forgets a closed port and, given a context, withdraws a Global
+// port's name (withdrawPort).
+func (in *Instance) removeReceivePort(ctx context.Context, rp *ReceivePort) {
 	in.mu.Lock()
 	if in.recvPorts[rp.name] == rp {
 		delete(in.recvPorts, rp.name)
 	}
 	in.mu.Unlock()
-	if rp.cfg.Global && !in.closed.Load() {
-		ctx, cancel := context.WithTimeout(context.Background(), in.cfg.ConnectTimeout)
-		defer cancel()
-		if err := in.reg.Unbind(ctx, rp.name); err != nil {
-			in.log.Debug("unbinding receive port", zap.String("port", rp.name), zap.Error(err))
-		}
+	if ctx != nil && rp.cfg.Global {
+		in.withdrawPort(ctx, rp)
 	}
 }
 

@@ -128,7 +128,7 @@ func TestDirectPortOverTransportWithoutDeadlines(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer in.Close()
-	rp, err := in.CreateReceivePort(pt, "in")
+	rp, err := in.CreateReceivePort(ctx, pt, "in")
 	if err != nil {
 		t.Fatal(err)
 	}

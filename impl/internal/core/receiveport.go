@@ -420,8 +420,20 @@ func (p *ReceivePort) take(call string, list *[]ipl.SendPortIdentifier) ([]ipl.S
 	return out, nil
 }
 
-// Close closes the port at once; connected senders see their connections end.
-func (p *ReceivePort) Close() error {
+// Close closes the port at once; connected senders see their connections end. It is
+// CloseContext(context.Background()).
+func (p *ReceivePort) Close() error { return p.CloseContext(context.Background()) }
+
+// CloseContext closes the port at once, ctx bounding the withdrawal of a Global port's
+// name from the registry (see ipl.ReceivePort); it returns nil as Close does.
+func (p *ReceivePort) CloseContext(ctx context.Context) error {
+	p.close(ctx)
+	return nil
+}
+
+// close closes the port once; a nil ctx leaves a Global name bound (a port that was
+// never published, or the instance's own Close).
+func (p *ReceivePort) close(ctx context.Context) {
 	p.once.Do(func() {
 		// Not under acceptMu: a connection handler may close its own port. accept
 		// re-checks closed under mu before it adds a connection, so none slips in.
@@ -435,7 +447,6 @@ func (p *ReceivePort) Close() error {
 			p.in.stalls.remove(ic)
 			_ = ic.c.Close()
 		}
-		p.in.removeReceivePort(p)
+		p.in.removeReceivePort(ctx, p)
 	})
-	return nil
 }

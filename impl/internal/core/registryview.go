@@ -66,7 +66,7 @@ func (r registryView) Events() <-chan ipl.Event { return r.in.events.out }
 // same meaning, keeping its text and everything it matched before (the registry's own
 // sentinels, context.DeadlineExceeded). ctx is the call's context as bound to the
 // instance: ended by the instance closing, it makes the error ErrClosed. A lost
-// registry needs nothing: ipl.ErrRegistryLost is the registry's own sentinel.
+// registry needs nothing: registry.ErrRegistryLost is ipl.ErrRegistryLost.
 func registryError(ctx context.Context, err error) error {
 	var sentinel error
 	switch {
@@ -91,6 +91,17 @@ func registryError(ctx context.Context, err error) error {
 		return err
 	}
 	return &dualError{sentinel: sentinel, err: err}
+}
+
+// portCtx bounds a registry step of a port method: by the caller's ctx, by the connect
+// timeout when ctx has no deadline, and by the instance's end (bind).
+func (in *Instance) portCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	if _, ok := ctx.Deadline(); ok {
+		return in.bind(ctx)
+	}
+	tctx, tcancel := context.WithTimeout(ctx, in.cfg.ConnectTimeout)
+	bctx, bcancel := in.bind(tctx)
+	return bctx, func() { bcancel(); tcancel() }
 }
 
 // bind derives a context that also ends when the instance ends (or when one of the

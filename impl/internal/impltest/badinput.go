@@ -87,7 +87,7 @@ func header(flags byte, counts [6]uint32) []byte {
 func BadInput(t *testing.T, impl string, props map[string]string) {
 	ib := NewIbis(t, impl, props, ipl.WithMaxMessageSize(1<<20))
 	rec := lostRecorder{lost: make(chan error, 10)}
-	rp, err := ib.CreateReceivePort(dataType, "in", ipl.WithConnectionHandler(rec))
+	rp, err := ib.CreateReceivePort(t.Context(), dataType, "in", ipl.WithConnectionHandler(rec))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +152,7 @@ func BadInput(t *testing.T, impl string, props map[string]string) {
 // receiver's own refusal is tested with raw bytes above).
 func OversizeRefused(t *testing.T, impl string, props map[string]string) {
 	ib := NewIbis(t, impl, props, ipl.WithMaxMessageSize(64<<10))
-	if _, err := ib.CreateReceivePort(dataType, "in"); err != nil {
+	if _, err := ib.CreateReceivePort(t.Context(), dataType, "in"); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

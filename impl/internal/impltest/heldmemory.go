@@ -29,7 +29,7 @@ func HeldMemory(t *testing.T, impl string, props map[string]string) {
 	const timeout = time.Minute
 	ib := NewIbis(t, impl, props, ipl.WithMessageTimeout(timeout))
 	rec := lostRecorder{lost: make(chan error, conns)}
-	if _, err := ib.CreateReceivePort(dataType, "in", ipl.WithConnectionHandler(rec)); err != nil {
+	if _, err := ib.CreateReceivePort(t.Context(), dataType, "in", ipl.WithConnectionHandler(rec)); err != nil {
 		t.Fatal(err)
 	}
 	base := heldNow()

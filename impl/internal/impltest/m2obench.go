@@ -26,7 +26,7 @@ func ManyToOneStream(b *testing.B, impl string, props map[string]string, size in
 		b.Fatal(err)
 	}
 	defer ib.Close()
-	rp, err := ib.CreateReceivePort(dataType, "in")
+	rp, err := ib.CreateReceivePort(ctx, dataType, "in")
 	if err != nil {
 		b.Fatal(err)
 	}

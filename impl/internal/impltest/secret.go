@@ -44,7 +44,7 @@ func PoolSecret(t *testing.T, impl string, props map[string]string) {
 	pool := []ipl.Option{ipl.WithRegistry(srv.Addr()), ipl.WithPool("secret-pool"), ipl.WithPoolSecret(secret)}
 	a := NewIbis(t, impl, props, append(pool, ipl.WithLogger(zap.New(core)))...)
 	b := NewIbis(t, impl, props, pool...)
-	rp, err := a.CreateReceivePort(dataType, "in")
+	rp, err := a.CreateReceivePort(t.Context(), dataType, "in")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -51,7 +51,7 @@ func RawConnectAs(t *testing.T, ib ipl.Ibis, pt ipl.PortType, port, from string)
 func StalledSenders(t *testing.T, impl string, props map[string]string) {
 	ib := NewIbis(t, impl, props, ipl.WithMessageTimeout(time.Second))
 	rec := lostRecorder{lost: make(chan error, 10)}
-	rp, err := ib.CreateReceivePort(dataType, "in", ipl.WithConnectionHandler(rec))
+	rp, err := ib.CreateReceivePort(t.Context(), dataType, "in", ipl.WithConnectionHandler(rec))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +140,7 @@ func StalledSenders(t *testing.T, impl string, props map[string]string) {
 // at once: a peer outside the pool reaches no port.
 func Strangers(t *testing.T, impl string, props map[string]string) {
 	ib := NewIbis(t, impl, props)
-	if _, err := ib.CreateReceivePort(dataType, "in"); err != nil {
+	if _, err := ib.CreateReceivePort(t.Context(), dataType, "in"); err != nil {
 		t.Fatal(err)
 	}
 	me := ib.Identifier()

@@ -39,7 +39,7 @@ func TLS(t *testing.T, impl string, props map[string]string) {
 	pool := []ipl.Option{ipl.WithRegistry(srv.Addr()), ipl.WithPool("tls-pool"), ipl.WithTLS(files.Cert, files.Key, files.CA)}
 	a := NewIbis(t, impl, props, append(pool, ipl.WithLogger(zap.New(core)))...)
 	b := NewIbis(t, impl, props, pool...)
-	rp, err := a.CreateReceivePort(dataType, "in")
+	rp, err := a.CreateReceivePort(t.Context(), dataType, "in")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -71,7 +71,7 @@ func sendRuns(ctx context.Context, sp ipl.SendPort, count, n int) error {
 func WholeMessagesFirst(t *testing.T, impl string, props map[string]string) {
 	ib := NewIbis(t, impl, props, ipl.WithMessageTimeout(10*time.Minute))
 	rec := lostRecorder{lost: make(chan error, 10)}
-	rp, err := ib.CreateReceivePort(dataType, "in", ipl.WithConnectionHandler(rec))
+	rp, err := ib.CreateReceivePort(t.Context(), dataType, "in", ipl.WithConnectionHandler(rec))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +172,7 @@ func StalledSendersCutTogether(t *testing.T, impl string, props map[string]strin
 	)
 	ib := NewIbis(t, impl, props, ipl.WithMessageTimeout(timeout))
 	rec := &timedLost{lost: make(chan lostAt, stalled+1)}
-	rp, err := ib.CreateReceivePort(dataType, "in", ipl.WithConnectionHandler(rec))
+	rp, err := ib.CreateReceivePort(t.Context(), dataType, "in", ipl.WithConnectionHandler(rec))
 	if err != nil {
 		t.Fatal(err)
 	}

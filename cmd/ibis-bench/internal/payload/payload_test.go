@@ -49,7 +49,7 @@ func TestRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	rp, err := a.CreateReceivePort(pt, "in")
+	rp, err := a.CreateReceivePort(ctx, pt, "in")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -69,7 +69,7 @@ type pair struct {
 }
 
 func connect(ctx context.Context, name string, ib ipl.Ibis, peer ipl.IbisIdentifier) (*pair, error) {
-	in, err := ib.CreateReceivePort(pingType, "ping")
+	in, err := ib.CreateReceivePort(ctx, pingType, "ping")
 	if err != nil {
 		return nil, err
 	}
