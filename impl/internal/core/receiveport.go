@@ -369,7 +369,7 @@ func (p *ReceivePort) Poll() (ipl.ReadMessage, error) {
 	if !pollUpcall {
 		return m, nil
 	}
-	p.upcall(m, nil)
+	p.upcall(m, nil, nil)
 	return nil, nil
 }
 
