@@ -507,10 +507,8 @@ func (in *Instance) CloseContext(ctx context.Context) error {
 	} else {
 		// The work never waits for a callback, so a callback may wait for it (at worst
 		// for closeGrace, for a message that callback holds live).
-		select {
-		case <-in.workDone:
-		case <-ctx.Done():
-			return ctxError(ctx, what+": waiting for the first Close")
+		if err := in.awaitWork(ctx, what+": waiting for the first Close"); err != nil {
+			return err
 		}
 	}
 	return errors.Join(in.workErr, in.gs.wait(ctx, false, what))
@@ -522,12 +520,26 @@ func (in *Instance) CloseContext(ctx context.Context) error {
 // ipl.ErrTimeout (or ctx's cause). Called from a callback it would wait for itself.
 func (in *Instance) Wait(ctx context.Context) error {
 	what := "wait for " + in.id.String() + " to end"
-	select {
-	case <-in.workDone:
-	case <-ctx.Done():
-		return ctxError(ctx, what+": it was not closed")
+	if err := in.awaitWork(ctx, what+": it was not closed"); err != nil {
+		return err
 	}
 	return in.gs.wait(ctx, true, what)
+}
+
+// awaitWork waits until the first Close has done its work, ctx permitting; work
+// already done wins over an ended ctx.
+func (in *Instance) awaitWork(ctx context.Context, what string) error {
+	select {
+	case <-in.workDone:
+		return nil
+	default:
+	}
+	select {
+	case <-in.workDone:
+		return nil
+	case <-ctx.Done():
+		return ctxError(ctx, what)
+	}
 }
 
 // shutdown is the work of the first Close, everything but waiting for the instance's
