@@ -42,10 +42,8 @@ type Instance struct {
 	refusals *refusalLog // logs refused connections at a bounded rate (refusals.go)
 	gs       *goroutines
 
-	// mu guards what follows, and reg and id as Open sets them. Lock order: mu is a leaf
-	// (newSendPort and newReceivePort, called under it, take no lock; ports are closed,
-	// the registry called and the watchdog told after it is released). It is taken
-	// under a ReceivePort's acceptMu (accept asks deadCause).
+	// mu guards what follows, and reg and id as Open sets them. It is a leaf: ports
+	// are closed, the registry called and the watchdog told after it is released.
 	mu        sync.Mutex
 	sendPorts map[string]*SendPort
 	recvPorts map[string]*ReceivePort
