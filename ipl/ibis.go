@@ -20,17 +20,21 @@ type Ibis interface {
 	// wait, publishing a Global port's name in the registry (the connect timeout when
 	// ctx has no deadline); a port that could not be published is not made.
 	CreateReceivePort(ctx context.Context, pt PortType, name string, opts ...ReceivePortOption) (ReceivePort, error)
-	// Done is closed when the instance has ended.
+	// Done is closed when the instance has ended: its ports are closed and it has
+	// left the pool. Handlers may still be running; Wait waits for them.
 	Done() <-chan struct{}
-	// Close ends the instance; it is safe to call more than once. It returns when every
-	// goroutine of the instance has ended, the ones running handlers included: their
-	// blocking calls on the instance return ErrClosed, and Close waits for the handlers
-	// to return. A handler may call it (a message, connection or event handler): Close
-	// then does not wait for that handler's own goroutine, which ends when the handler
-	// returns. A handler that does not return within a bound (it waits for something
-	// outside Ibis) is reported in an error matching ErrTimeout. Errors met while
-	// shutting down are joined into the result.
+	// Close ends the instance; it is safe to call more than once, also from a handler
+	// (a message, connection, disconnect or event handler). It returns when the
+	// instance's own goroutines have ended, but does not wait for the handlers running
+	// at that moment: their blocking calls on the instance return ErrClosed, they get
+	// no further call, and they end when they return. Errors met while shutting down
+	// are joined into the result.
 	Close() error
+	// Wait waits until the instance has ended and every handler it ran has returned.
+	// A handler still running when ctx ends is named in an error matching ErrTimeout.
+	// Before any Close it waits for one. A handler must not call it: it would wait for
+	// itself until ctx ends.
+	Wait(ctx context.Context) error
 }
 
 // Registry is the pool's shared state as seen from one member.

@@ -67,7 +67,8 @@ type ReceivePort interface {
 	Stats() PortStats
 	// NewConnections returns the senders connected since the last call (needs connection.downcalls).
 	NewConnections() ([]SendPortIdentifier, error)
-	// Close closes the port at once: connected senders see their connection end. It is
+	// Close closes the port at once: connected senders see their connection end. It
+	// waits for no handler, so any handler may call it; Ibis.Wait waits for them. It is
 	// CloseContext(context.Background()).
 	Close() error
 	// CloseContext is Close with ctx bounding the one step that may wait, withdrawing a

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/ibisgo/ibis/ipl"
 )
@@ -290,12 +291,21 @@ func (w *World) Close() error {
 		}
 		w.wg.Wait()
 		if w.ownsIbis {
+			// Ibis.Close leaves the connection handler's running calls to end on
+			// their own; Wait makes sure none outlives the world.
 			errs = append(errs, w.ib.Close())
+			ctx, cancel := context.WithTimeout(context.Background(), handlersWait)
+			errs = append(errs, w.ib.Wait(ctx))
+			cancel()
 		}
 		w.closeErr = errors.Join(errs...)
 	})
 	return w.closeErr
 }
+
+// handlersWait bounds how long Close waits for the connection handler's calls still
+// running as the Ibis closes (they do not block on the network).
+const handlersWait = 10 * time.Second
 
 // fail ends every pending and later operation with err.
 func (w *World) fail(err error) {

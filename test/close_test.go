@@ -17,13 +17,13 @@ import (
 	"github.com/ibisgo/ibis/registry"
 )
 
-// What Ibis.Close promises about the goroutines it started, in one process with real
-// tcp and nio instances: it returns when every one of them has ended, including the
-// ones that run the program's callbacks; a handler blocked in a call on the Ibis is
-// woken (ErrClosed) and waited for; a handler that never returns makes Close give up
-// after its bound and say so; and from inside a callback Close does all its work
-// without waiting for the goroutine it runs on. Every wait is on an event, with a
-// generous deadline that only ends a hung run.
+// What Ibis.Close and Wait promise about the goroutines the instance started, in one
+// process with real tcp and nio instances: Close ends the instance and returns without
+// waiting for the handlers that run at that moment, so that any handler may call it; a
+// handler blocked in a call on the Ibis is woken (ErrClosed); Wait returns once every
+// goroutine has ended, handlers included, and names a handler that never returns when
+// its context ends. Every wait is on an event, with a generous deadline that only ends
+// a hung run.
 
 // closeVariant is an implementation (and nio flavour) the tests run on.
 type closeVariant struct {
@@ -99,8 +99,18 @@ func (p *closePool) open(t *testing.T, opts ...ipl.Option) ipl.Ibis {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = ib.Close() })
+	t.Cleanup(func() { closeAndWait(t, ib) })
 	return ib
+}
+
+// closeAndWait closes ib and waits for everything it ran to end, before the leak check.
+func closeAndWait(t *testing.T, ib ipl.Ibis) {
+	_ = ib.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), closeDeadline)
+	defer cancel()
+	if err := ib.Wait(ctx); err != nil {
+		t.Errorf("wait after close: %v", err)
+	}
 }
 
 // await waits for ch or fails the test with what.
@@ -205,8 +215,9 @@ func checkWoken(t *testing.T, errs [2]error) {
 }
 
 // Close from the main goroutine while an unrelated upcall is blocked in calls on the
-// Ibis: the calls return ErrClosed, and Close returns only after the handler did.
-func TestCloseWaitsForBlockedUpcall(t *testing.T) {
+// Ibis: Close returns, the calls return ErrClosed, and Wait returns only after the
+// handler did.
+func TestCloseWakesBlockedUpcall(t *testing.T) {
 	forEachVariant(t, func(t *testing.T, p *closePool) {
 		ib := p.open(t)
 		h := newBlockedHandler()
@@ -216,12 +227,15 @@ func TestCloseWaitsForBlockedUpcall(t *testing.T) {
 		if err := ib.Close(); err != nil {
 			t.Errorf("close: %v", err)
 		}
+		checkWoken(t, await(t, p, woke, "the blocked handler's calls did not return"))
+		if err := ib.Wait(p.ctx); err != nil {
+			t.Fatalf("wait: %v", err)
+		}
 		select {
 		case <-h.done:
 		default:
-			t.Fatal("Close returned while a message handler was still running")
+			t.Fatal("Wait returned while a message handler was still running")
 		}
-		checkWoken(t, <-woke)
 	})
 }
 
@@ -254,65 +268,53 @@ func setUpStuck(t *testing.T, p *closePool, ib ipl.Ibis, h *stuckHandler) {
 	await(t, p, h.entered, "the handler was never called")
 }
 
-// contextCloser is the Close with a bound of its own that the core's instances offer.
-type contextCloser interface {
-	CloseContext(ctx context.Context) error
-}
-
-// closeBound is the bound the tests give CloseContext for a handler that never
-// returns; it only sets how long they take.
+// closeBound is the bound the tests give Wait for a handler that never returns; it
+// only sets how long they take.
 const closeBound = time.Second
 
-func wantStuckReported(t *testing.T, err error) {
+// wantStuckReported checks that Wait, bounded by closeBound, names the stuck handler
+// in an error matching ErrTimeout, and that once it is let go Wait returns nil.
+func wantStuckReported(t *testing.T, p *closePool, ib ipl.Ibis, h *stuckHandler) {
 	t.Helper()
+	ctx, cancel := context.WithTimeout(p.ctx, closeBound)
+	err := ib.Wait(ctx)
+	cancel()
 	if !errors.Is(err, ipl.ErrTimeout) {
-		t.Fatalf("Close with a handler that never returns: %v, want an error matching ErrTimeout", err)
+		t.Fatalf("Wait with a handler that never returns: %v, want an error matching ErrTimeout", err)
 	}
 	if !strings.Contains(err.Error(), `"stuck"`) {
 		t.Errorf("the error %q does not name the port whose handler is still running", err)
 	}
+	close(h.release)
+	if err := ib.Wait(p.ctx); err != nil {
+		t.Errorf("Wait once the handler was let go: %v", err)
+	}
 }
 
-// A handler that never returns (it waits for something outside Ibis): Close still
-// ends, at its bound, and reports the handler as an error matching ErrTimeout; the
-// instance has ended all the same, and the handler's goroutine ends once it returns.
+// A handler that never returns (it waits for something outside Ibis): Close does not
+// wait for it and returns nil, the instance has ended, and Wait reports the handler
+// until it returns.
 func TestCloseReportsHandlerThatNeverReturns(t *testing.T) {
 	forEachVariant(t, func(t *testing.T, p *closePool) {
 		ib := p.open(t)
 		h := newStuckHandler()
 		setUpStuck(t, p, ib, h)
-		cc, ok := ib.(contextCloser)
-		if !ok {
-			t.Fatalf("%T has no CloseContext", ib)
+		if err := ib.Close(); err != nil {
+			t.Errorf("close with a stuck handler: %v", err)
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), closeBound)
-		defer cancel()
-		wantStuckReported(t, cc.CloseContext(ctx))
 		select {
 		case <-ib.Done():
 		default:
 			t.Error("Done is open after Close")
 		}
-		close(h.release)
+		wantStuckReported(t, p, ib, h)
 	})
 }
 
-// The same with Close, whose bound is its own (DefaultCloseWait in the core): tcp only,
-// since it takes that long.
-func TestCloseDefaultBound(t *testing.T) {
-	verifyNoLeaks(t)
-	p := newClosePool(t, closeVariants()[0])
-	ib := p.open(t)
-	h := newStuckHandler()
-	setUpStuck(t, p, ib, h)
-	wantStuckReported(t, ib.Close())
-	close(h.release)
-}
-
-// Close called from inside a message handler does all its work and waits for the
-// other handlers (one blocked in calls on the Ibis is woken and returns; one that
-// never returns is reported at the bound), but not for the goroutine it runs on.
-func TestCloseFromHandlerWaitsForOthers(t *testing.T) {
+// Close called from inside a message handler does all its work and returns, without
+// waiting for itself or for the other handlers (one blocked in calls on the Ibis is
+// woken and returns; one that never returns is reported by Wait).
+func TestCloseFromHandler(t *testing.T) {
 	forEachVariant(t, func(t *testing.T, p *closePool) {
 		t.Run("blocked in Ibis", func(t *testing.T) {
 			ib := p.open(t)
@@ -321,21 +323,21 @@ func TestCloseFromHandlerWaitsForOthers(t *testing.T) {
 			woke := make(chan [2]error, 1)
 			go releaseOnWake(h, woke)
 			res := make(chan error, 1)
-			closer(t, p, ib, func() {
-				err := ib.Close()
-				select {
-				case <-h.done:
-				default:
-					err = errors.Join(err, errors.New("Close from a handler returned while another handler still ran"))
-				}
-				res <- err
-			})
+			closer(t, p, ib, func() { res <- ib.Close() })
 			if err := await(t, p, res, "Close from a handler did not return"); err != nil {
 				t.Error(err)
 			}
-			checkWoken(t, <-woke)
+			checkWoken(t, await(t, p, woke, "the blocked handler's calls did not return"))
 			if err := ib.Close(); err != nil {
 				t.Errorf("second Close, from the test: %v", err)
+			}
+			if err := ib.Wait(p.ctx); err != nil {
+				t.Fatalf("wait: %v", err)
+			}
+			select {
+			case <-h.done:
+			default:
+				t.Error("Wait returned while a message handler was still running")
 			}
 		})
 		t.Run("never returns", func(t *testing.T) {
@@ -343,13 +345,11 @@ func TestCloseFromHandlerWaitsForOthers(t *testing.T) {
 			h := newStuckHandler()
 			setUpStuck(t, p, ib, h)
 			res := make(chan error, 1)
-			closer(t, p, ib, func() {
-				ctx, cancel := context.WithTimeout(context.Background(), closeBound)
-				defer cancel()
-				res <- ib.(contextCloser).CloseContext(ctx)
-			})
-			wantStuckReported(t, await(t, p, res, "Close from a handler did not return"))
-			close(h.release)
+			closer(t, p, ib, func() { res <- ib.Close() })
+			if err := await(t, p, res, "Close from a handler did not return"); err != nil {
+				t.Error(err)
+			}
+			wantStuckReported(t, p, ib, h)
 		})
 	})
 }
@@ -372,105 +372,146 @@ func closer(t *testing.T, p *closePool, ib ipl.Ibis, f func()) {
 
 // connHooks is a connection handler whose calls run the given functions.
 type connHooks struct {
-	got  func() bool
-	lost func(err error)
+	got  func(rp ipl.ReceivePort) bool
+	lost func(rp ipl.ReceivePort)
 }
 
-func (c connHooks) GotConnection(ipl.ReceivePort, ipl.SendPortIdentifier) bool {
+func (c connHooks) GotConnection(rp ipl.ReceivePort, _ ipl.SendPortIdentifier) bool {
 	if c.got != nil {
-		return c.got()
+		return c.got(rp)
 	}
 	return true
 }
 
-func (c connHooks) LostConnection(_ ipl.ReceivePort, _ ipl.SendPortIdentifier, err error) {
+func (c connHooks) LostConnection(rp ipl.ReceivePort, _ ipl.SendPortIdentifier, _ error) {
 	if c.lost != nil {
-		c.lost(err)
+		c.lost(rp)
 	}
 }
 
-// Every kind of callback may close its own Ibis: a message handler, a connection
-// handler's GotConnection (which runs during the connecting handshake) and
-// LostConnection, a send port's disconnect handler, and an event handler. Close
-// returns there without an error, and a Close from the test afterwards returns once
-// everything has ended.
+// Every kind of callback may close its own Ibis, or the port it was called for (an
+// event handler: a port of its Ibis): a message handler, a connection handler's
+// GotConnection (which runs during the connecting handshake) and LostConnection, a
+// send port's disconnect handler, and an event handler. Close returns there without
+// an error, and once the test has closed the Ibis too, Wait returns: everything ended.
 func TestCloseFromEveryCallback(t *testing.T) {
 	forEachVariant(t, func(t *testing.T, p *closePool) {
 		for _, kind := range []string{"message", "got-connection", "lost-connection", "disconnect", "event"} {
-			t.Run(kind, func(t *testing.T) {
-				res := make(chan error, 1)
-				var once sync.Once
-				var ib ipl.Ibis
-				var opts []ipl.Option
-				ready := make(chan struct{})
-				closeOnce := func() {
-					once.Do(func() {
-						<-ready
-						res <- ib.Close()
-					})
-				}
-				if kind == "event" {
-					opts = append(opts, ipl.WithEventHandler(func(e ipl.Event) {
-						if e.Type == ipl.EventSignal && e.Name == "close" {
-							closeOnce()
-						}
-					}))
-				}
-				ib = p.open(t, opts...)
-				close(ready)
-				switch kind {
-				case "message":
-					closer(t, p, ib, closeOnce)
-				case "got-connection":
-					if _, err := ib.CreateReceivePort(t.Context(), explicitType, "watched",
-						ipl.WithConnectionHandler(connHooks{got: func() bool { closeOnce(); return true }})); err != nil {
-						t.Fatal(err)
-					}
-					peer := p.open(t)
-					sp, _ := peer.CreateSendPort(explicitType, "")
-					// The answer depends on how far the Close got; only its end matters.
-					cctx, cancel := context.WithTimeout(p.ctx, 5*time.Second)
-					_ = sp.Connect(cctx, ib.Identifier(), "watched")
-					cancel()
-				case "lost-connection":
-					if _, err := ib.CreateReceivePort(t.Context(), explicitType, "watched",
-						ipl.WithConnectionHandler(connHooks{lost: func(error) { closeOnce() }})); err != nil {
-						t.Fatal(err)
-					}
-					peer := p.open(t)
-					sp, _ := peer.CreateSendPort(explicitType, "")
-					if err := sp.Connect(p.ctx, ib.Identifier(), "watched"); err != nil {
-						t.Fatal(err)
-					}
-					_ = sp.Close()
-				case "disconnect":
-					peer := p.open(t)
-					rp, err := peer.CreateReceivePort(t.Context(), explicitType, "gone")
-					if err != nil {
-						t.Fatal(err)
-					}
-					sp, err := ib.CreateSendPort(explicitType, "", ipl.WithDisconnectHandler(
-						func(ipl.SendPort, ipl.ReceivePortIdentifier, error) { closeOnce() }))
-					if err != nil {
-						t.Fatal(err)
-					}
-					if err := sp.Connect(p.ctx, peer.Identifier(), "gone"); err != nil {
-						t.Fatal(err)
-					}
-					_ = rp.Close()
-				case "event":
-					if err := ib.Registry().Signal(p.ctx, "close", ib.Identifier()); err != nil {
-						t.Fatal(err)
-					}
-				}
-				if err := await(t, p, res, "Close from the callback did not return"); err != nil {
-					t.Errorf("Close from the callback: %v", err)
-				}
-				await(t, p, ib.Done(), "the Ibis closed from a callback never ended")
-				if err := ib.Close(); err != nil {
-					t.Errorf("Close after the callback's: %v", err)
-				}
-			})
+			for _, target := range []string{"ibis", "port"} {
+				t.Run(kind+"/"+target, func(t *testing.T) { closeFromCallback(t, p, kind, target == "ibis") })
+			}
 		}
 	})
+}
+
+// closeFromCallback runs one case of TestCloseFromEveryCallback: the callback of the
+// given kind closes the Ibis (ibis) or its port.
+func closeFromCallback(t *testing.T, p *closePool, kind string, ibis bool) {
+	res := make(chan error, 1)
+	var once sync.Once
+	var ib ipl.Ibis
+	var watched ipl.ReceivePort // the port an event handler closes
+	ready := make(chan struct{})
+	closeOnce := func(port interface{ Close() error }) {
+		once.Do(func() {
+			<-ready
+			if ibis {
+				res <- ib.Close()
+			} else {
+				res <- port.Close()
+			}
+		})
+	}
+	var opts []ipl.Option
+	if kind == "event" {
+		opts = append(opts, ipl.WithEventHandler(func(e ipl.Event) {
+			if e.Type == ipl.EventSignal && e.Name == "close" {
+				closeOnce(watched)
+			}
+		}))
+	}
+	ib = p.open(t, opts...)
+	var err, closeErr error
+	awaited := false
+	if watched, err = ib.CreateReceivePort(t.Context(), explicitType, "event-watched"); err != nil {
+		t.Fatal(err)
+	}
+	close(ready)
+	switch kind {
+	case "message":
+		rp, err := ib.CreateReceivePort(t.Context(), upcallType, "closer", ipl.WithMessageHandler(func(m ipl.ReadMessage) error {
+			closeOnce(m.ReceivePort())
+			return nil
+		}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := rp.EnableMessageUpcalls(); err != nil {
+			t.Fatal(err)
+		}
+		sendTo(t, p, ib, ib, "closer")
+	case "got-connection":
+		if _, err := ib.CreateReceivePort(t.Context(), explicitType, "watched",
+			ipl.WithConnectionHandler(connHooks{got: func(rp ipl.ReceivePort) bool { closeOnce(rp); return true }})); err != nil {
+			t.Fatal(err)
+		}
+		peer := p.open(t)
+		sp, _ := peer.CreateSendPort(explicitType, "")
+		// The answer depends on how far the Close got; only its end matters: the
+		// Connect, which may retry on a closed port, is ended once the Close returned.
+		cctx, cancel := context.WithCancel(p.ctx)
+		connected := make(chan struct{})
+		go func() {
+			defer close(connected)
+			_ = sp.Connect(cctx, ib.Identifier(), "watched")
+		}()
+		closeErr, awaited = await(t, p, res, "Close from the callback did not return"), true
+		cancel()
+		await(t, p, connected, "Connect did not end")
+	case "lost-connection":
+		if _, err := ib.CreateReceivePort(t.Context(), explicitType, "watched",
+			ipl.WithConnectionHandler(connHooks{lost: func(rp ipl.ReceivePort) { closeOnce(rp) }})); err != nil {
+			t.Fatal(err)
+		}
+		peer := p.open(t)
+		sp, _ := peer.CreateSendPort(explicitType, "")
+		if err := sp.Connect(p.ctx, ib.Identifier(), "watched"); err != nil {
+			t.Fatal(err)
+		}
+		_ = sp.Close()
+	case "disconnect":
+		peer := p.open(t)
+		rp, err := peer.CreateReceivePort(t.Context(), explicitType, "gone")
+		if err != nil {
+			t.Fatal(err)
+		}
+		sp, err := ib.CreateSendPort(explicitType, "", ipl.WithDisconnectHandler(
+			func(sp ipl.SendPort, _ ipl.ReceivePortIdentifier, _ error) { closeOnce(sp) }))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := sp.Connect(p.ctx, peer.Identifier(), "gone"); err != nil {
+			t.Fatal(err)
+		}
+		_ = rp.Close()
+	case "event":
+		if err := ib.Registry().Signal(p.ctx, "close", ib.Identifier()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !awaited {
+		closeErr = await(t, p, res, "Close from the callback did not return")
+	}
+	if closeErr != nil {
+		t.Errorf("Close from the callback: %v", closeErr)
+	}
+	if ibis {
+		await(t, p, ib.Done(), "the Ibis closed from a callback never ended")
+	}
+	if err := ib.Close(); err != nil {
+		t.Errorf("Close after the callback's: %v", err)
+	}
+	if err := ib.Wait(p.ctx); err != nil {
+		t.Errorf("Wait after the callback's Close: %v", err)
+	}
 }

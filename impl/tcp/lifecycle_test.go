@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -140,20 +141,16 @@ func TestFinishAfterPortCloseIsErrClosed(t *testing.T) {
 	}
 }
 
-// Events still queued when Close runs are dropped, not handed to the handler after Close
-// returned (the sleeps only make the queue likely to be full; they cannot make it fail).
+// Events still queued when Close runs are dropped, not handed to the handler: the
+// handler, blocked in its first call while signals queue up, is let go once Close has
+// stopped delivery, and by the time Wait returns it has been called that once only
+// (the sleep only makes the queue likely to be full; it cannot make the test fail).
 func TestNoEventsAfterClose(t *testing.T) {
 	gate := make(chan struct{})
-	var mu sync.Mutex
-	closedFlag := false
-	after := 0
+	var calls atomic.Int32
 	first := make(chan struct{}, 1)
 	ib := newTestIbis(t, ipl.WithPortTypes(dataType), ipl.WithEventHandler(func(e ipl.Event) {
-		mu.Lock()
-		if closedFlag { // a handler call that starts after Close returned
-			after++
-		}
-		mu.Unlock()
+		calls.Add(1)
 		select {
 		case first <- struct{}{}:
 			<-gate
@@ -169,18 +166,15 @@ func TestNoEventsAfterClose(t *testing.T) {
 		}
 	}
 	time.Sleep(200 * time.Millisecond) // the signals are queued
-	// Close waits for the handler, so it is let go once Close has begun.
+	// Done closes after delivery has stopped: the handler is let go then.
 	go func() { <-ib.Done(); close(gate) }()
 	if err := ib.Close(); err != nil {
 		t.Fatal(err)
 	}
-	mu.Lock()
-	closedFlag = true
-	mu.Unlock()
-	time.Sleep(200 * time.Millisecond)
-	mu.Lock()
-	defer mu.Unlock()
-	if after > 0 {
-		t.Errorf("%d events were handed to the handler after Close returned", after)
+	if err := ib.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := calls.Load(); n != 1 {
+		t.Errorf("the event handler was called %d times, want once: queued events were handed over after Close", n)
 	}
 }

@@ -27,7 +27,6 @@ type eventQueue struct {
 	// returned, or the channel took it), for settle.
 	pushed, handed atomic.Int64
 	stop           chan struct{}
-	stopped        chan struct{}
 	once           sync.Once
 }
 
@@ -38,9 +37,8 @@ func newEventQueue(in *Instance, handler func(ipl.Event)) *eventQueue {
 		out:     make(chan ipl.Event),
 		pending: fifo.New[ipl.Event](),
 		stop:    make(chan struct{}),
-		stopped: make(chan struct{}),
 	}
-	in.goCallback(runsEvents, "", q.pump)
+	in.gs.spawn(runsEvents, "", q.pump)
 	return q
 }
 
@@ -58,8 +56,7 @@ func (q *eventQueue) push(e ipl.Event) {
 	}
 }
 
-func (q *eventQueue) pump() {
-	defer close(q.stopped)
+func (q *eventQueue) pump(t *tracked) {
 	defer close(q.out)
 	for {
 		e, have := q.pending.TryPop()
@@ -77,7 +74,7 @@ func (q *eventQueue) pump() {
 		default:
 		}
 		if q.handler != nil {
-			q.handler(e)
+			t.call(func() { q.handler(e) })
 			q.handed.Add(1)
 			continue
 		}
@@ -105,11 +102,8 @@ func (q *eventQueue) settle(limit time.Duration) {
 	}
 }
 
-// close stops delivery, waiting for the pump when wait is set; events not yet taken
-// are dropped with the instance.
-func (q *eventQueue) close(wait bool) {
+// close stops delivery; events not yet taken are dropped with the instance, and a
+// handler that runs goes on to its end.
+func (q *eventQueue) close() {
 	q.once.Do(func() { close(q.stop) })
-	if wait {
-		<-q.stopped
-	}
 }

@@ -42,10 +42,8 @@ type Instance struct {
 	refusals *refusalLog // logs refused connections at a bounded rate (refusals.go)
 	gs       *goroutines
 
-	// mu guards what follows, and reg and id as Open sets them. Lock order: mu is a leaf
-	// (newSendPort and newReceivePort, called under it, take no lock; ports are closed,
-	// the registry called and the watchdog told after it is released). It is taken
-	// under a ReceivePort's acceptMu (accept asks deadCause).
+	// mu guards what follows, and reg and id as Open sets them. It is a leaf: ports
+	// are closed, the registry called and the watchdog told after it is released.
 	mu        sync.Mutex
 	sendPorts map[string]*SendPort
 	recvPorts map[string]*ReceivePort
@@ -130,7 +128,7 @@ func Open(ctx context.Context, cfg *ipl.Config, impl string, tr Transport) (*Ins
 	ropts = append(ropts, dialOptions(cfg)...)
 	client, err := registry.Join(ctx, regAddr, cfg.Pool, ropts...)
 	if err != nil {
-		in.events.close(false)
+		in.events.close()
 		in.notes.close()
 		close(in.done)
 		_ = tr.Close()
@@ -139,7 +137,7 @@ func Open(ctx context.Context, cfg *ipl.Config, impl string, tr Transport) (*Ins
 		}
 		// No program code has run: the goroutines end at once.
 		wctx, cancel := context.WithTimeout(context.Background(), closeWait)
-		werr := in.gs.wait(wctx, goid(), "abandoning the instance")
+		werr := in.gs.wait(wctx, true, "abandoning the instance")
 		cancel()
 		if werr != nil {
 			err = errors.Join(err, werr)
@@ -222,8 +220,8 @@ func (in *Instance) Registry() ipl.Registry { return registryView{in} }
 func (in *Instance) Done() <-chan struct{} { return in.done }
 
 // Go runs f on a goroutine that Close waits for; transports use it so that no goroutine
-// outlives the instance. f must return once Done is closed.
-func (in *Instance) Go(f func()) { in.goCallback(runsInstance, "", f) }
+// outlives the instance. f must return once Done is closed, and must not call Close.
+func (in *Instance) Go(f func()) { in.gs.spawn(runsInstance, "", func(*tracked) { f() }) }
 
 func serializationKind(pt ipl.PortType) serialization.Kind {
 	switch pt.Serialization() {
@@ -394,13 +392,13 @@ func (in *Instance) onEvent(e registry.Event) {
 	in.events.push(e)
 	if e.Type == registry.RegistryLost && strings.HasPrefix(e.Name, registry.LostDeclaredDead) {
 		// The pool has buried this instance and cut its connections: it cannot go on.
-		// Close runs on a goroutine of its own, since it waits for this handler's, once
-		// the program has had this event (for at most a second).
+		// Close runs once the program has had this event (for at most a second), on a
+		// goroutine that Wait waits for and Close, like a callback's, does not.
 		in.log.Error("the registry declared this instance dead; closing it", zap.String("why", e.Name))
-		go func() {
+		in.goCallback(runsSelfClose, "", func() {
 			in.events.settle(time.Second)
 			_ = in.Close()
-		}()
+		})
 	}
 }
 
@@ -474,47 +472,67 @@ func (in *Instance) endErr(err error) error {
 	return fmt.Errorf("%w: %w", ipl.ErrClosed, err)
 }
 
-// closeWait bounds how long Close waits for the goroutines that run program callbacks
-// once everything else has ended. Every blocking call on the instance returns
-// ErrClosed by then, so a handler that was waiting on the Ibis returns at once; one
-// still running after this long waits for something outside Ibis and may never end.
-// Close does not hang on it: it gives up, names it in an error matching ErrTimeout and
-// leaves its goroutine to end when the handler returns. CloseContext sets the bound.
+// closeWait bounds how long Close waits for the instance's goroutines that run no
+// program callback (transport goroutines, pumps between callbacks); they end once
+// the transport has closed. CloseContext sets the bound instead.
 const closeWait = 10 * time.Second
 
-// Close ends the instance: send ports disconnect cleanly, receive ports close, the
-// instance leaves the pool, and Close returns when every goroutine the instance started
-// has ended, including the ones that run program callbacks (their blocking calls on the
-// instance return ErrClosed). Called from inside one of the instance's callbacks, Close
-// does all of that but does not wait for the goroutine it runs on, which ends when the
-// callback returns. A callback that does not return within closeWait is reported in an
-// error matching ipl.ErrTimeout. Shutdown errors are joined into the result.
+// Close ends the instance (see ipl.Ibis.Close): send ports disconnect cleanly, receive
+// ports close, the instance leaves the pool, and Close returns when every goroutine
+// of the instance has ended except those inside a program callback at that moment.
+// Those are not waited for, so a callback may call Close; their blocking calls on the
+// instance return ErrClosed and they get no further callback. Wait waits for them too.
+// Shutdown errors are joined into the result.
 func (in *Instance) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), closeWait)
 	defer cancel()
 	return in.CloseContext(ctx)
 }
 
-// CloseContext is Close with ctx, instead of closeWait, bounding the wait for the
-// callbacks still running (programs reach it through an interface assertion). Every
-// call does the waiting its caller needs: the first also does the work, later and
+// CloseContext is Close with ctx, instead of closeWait, bounding its waits (programs
+// reach it through an interface assertion). The first call does the work; later and
 // concurrent ones wait for that work and return its errors too.
 func (in *Instance) CloseContext(ctx context.Context) error {
-	self := goid()
 	what := "close " + in.id.String()
 	if in.closing.CompareAndSwap(false, true) {
 		in.workErr = in.shutdown()
 		close(in.workDone)
 	} else {
-		// The work never waits for a callback, so a Close from inside one may wait for
-		// it (at worst for closeGrace, for a message that callback holds live).
-		select {
-		case <-in.workDone:
-		case <-ctx.Done():
-			return ctxError(ctx, what+": waiting for the first Close")
+		// The work never waits for a callback, so a callback may wait for it (at worst
+		// for closeGrace, for a message that callback holds live).
+		if err := in.awaitWork(ctx, what+": waiting for the first Close"); err != nil {
+			return err
 		}
 	}
-	return errors.Join(in.workErr, in.gs.wait(ctx, self, what))
+	return errors.Join(in.workErr, in.gs.wait(ctx, false, what))
+}
+
+// Wait waits until the instance has ended: a Close has done its work and every
+// goroutine of the instance has ended, those running program callbacks included. A
+// callback that is still running when ctx ends is named in an error matching
+// ipl.ErrTimeout (or ctx's cause). Called from a callback it would wait for itself.
+func (in *Instance) Wait(ctx context.Context) error {
+	what := "wait for " + in.id.String() + " to end"
+	if err := in.awaitWork(ctx, what+": it was not closed"); err != nil {
+		return err
+	}
+	return in.gs.wait(ctx, true, what)
+}
+
+// awaitWork waits until the first Close has done its work, ctx permitting; work
+// already done wins over an ended ctx.
+func (in *Instance) awaitWork(ctx context.Context, what string) error {
+	select {
+	case <-in.workDone:
+		return nil
+	default:
+	}
+	select {
+	case <-in.workDone:
+		return nil
+	case <-ctx.Done():
+		return ctxError(ctx, what)
+	}
 }
 
 // shutdown is the work of the first Close, everything but waiting for the instance's
@@ -538,7 +556,7 @@ func (in *Instance) shutdown() error {
 		errs = append(errs, fmt.Errorf("leaving pool %q: %w", in.cfg.Pool, err))
 	}
 	// The pumps stop first: a handler that Done lets go gets no further callback.
-	in.events.close(false)
+	in.events.close()
 	in.notes.close()
 	close(in.done)
 	if err := in.tr.Close(); err != nil {

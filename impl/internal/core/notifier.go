@@ -7,10 +7,9 @@ import (
 )
 
 // notifier runs the program's connection callbacks (lost connections on both sides)
-// in order on one goroutine of its own. Calling them from the goroutine that found the
-// loss would run user code while that goroutine holds a port's token or is a
-// transport goroutine that Close waits for; a callback that reconnects, sends, or
-// closes the Ibis would then wait on itself.
+// in order on a goroutine of its own, so that the goroutine that found the loss (which
+// may hold a port's token, or be a transport goroutine Close waits for) never runs
+// program code: a callback may reconnect, send or close the Ibis.
 type notifier struct {
 	pending *fifo.Queue[func()]
 	stop    chan struct{}
@@ -22,14 +21,14 @@ func newNotifier(in *Instance) *notifier {
 		pending: fifo.New[func()](),
 		stop:    make(chan struct{}),
 	}
-	in.goCallback(runsNotifier, "", n.pump)
+	in.gs.spawn(runsNotifier, "", n.pump)
 	return n
 }
 
 // push queues f; callbacks queued after close are dropped with the instance.
 func (n *notifier) push(f func()) { n.pending.Push(f) }
 
-func (n *notifier) pump() {
+func (n *notifier) pump(t *tracked) {
 	for {
 		f, ok := n.pending.TryPop()
 		if !ok {
@@ -45,11 +44,11 @@ func (n *notifier) pump() {
 			return
 		default:
 		}
-		f()
+		t.call(f)
 	}
 }
 
-// close stops the pump; Close waits for its goroutine with the instance's others.
+// close stops the pump; a callback that runs goes on to its end.
 func (n *notifier) close() {
 	n.once.Do(func() { close(n.stop) })
 }

@@ -25,14 +25,8 @@ import (
 // message lives; a connection's next message starts only once its last one is
 // finished, which keeps every connection FIFO.
 //
-// Lock order: acceptMu before mu. accept holds acceptMu throughout (also while it
-// waits for the connection handler's answer) and takes under it mu, the instance's mu
-// (deadCause), the stall watchdog's mu (stalls.add), the goroutines' mu (ask) and, when
-// its probe of a direct connection retires it (connEnded), the notifier's queue. mu is
-// held while taking the watchdog's mu (connEnded removes the connection) and the
-// goroutines' mu (EnableMessageUpcalls starts a dispatcher). Those are leaves. Nothing
-// holding mu takes acceptMu, an inbox's mu, the push queue's mu or a message's mu, and
-// Close takes mu without acceptMu (a connection handler may close its own port).
+// Locking: mu is a leaf; no program callback runs and nothing is waited for under
+// it. Connection decisions are taken one at a time in turn (accept).
 type ReceivePort struct {
 	stats portStats
 	in    *Instance
@@ -48,7 +42,7 @@ type ReceivePort struct {
 	closed chan struct{}
 	once   sync.Once
 
-	acceptMu sync.Mutex // serialises connection decisions (and the handler's answer)
+	turn chan struct{} // held by the connection decision under way (accept)
 
 	mu         sync.Mutex
 	conns      []*inConn
@@ -99,6 +93,7 @@ func newReceivePort(in *Instance, pt ipl.PortType, name string, cfg ipl.ReceiveP
 		ready:   make(chan *readMessage),
 		token:   newToken(),
 		closed:  make(chan struct{}),
+		turn:    make(chan struct{}, 1),
 		enabled: !cfg.ConnectionsDisabled,
 
 		connArrived: make(chan struct{}, 1),
@@ -127,26 +122,71 @@ func (p *ReceivePort) isClosed() bool {
 	}
 }
 
+// accept decides whether to take an incoming connection. Decisions are taken one at a
+// time, in turn, so that the connection handler's answers come in order and each
+// decision sees the ones before it (a one-to-one port takes one sender). The turn is
+// not a lock: waiting for it ends when the port closes, Close never takes it, and the
+// handler (which may close the port or the Ibis) runs on a goroutine of its own.
+// Every check is made under mu and acted on after it is released.
 func (p *ReceivePort) accept(req *Request, conn InConn) (*Reply, *Acceptance) {
-	p.acceptMu.Lock()
-	defer p.acceptMu.Unlock()
+	select {
+	case p.turn <- struct{}{}:
+		defer func() { <-p.turn }()
+	case <-p.closed:
+		return p.closedReply(), nil
+	}
+	if reply := p.refusal(req); reply != nil {
+		return reply, nil
+	}
+	if h := p.cfg.ConnectionHandler; h != nil {
+		ok := p.in.ask(runsGotConnection, p.name, p.closed, func() bool { return h.GotConnection(p, req.From) })
+		if !ok && !p.isClosed() {
+			return &Reply{Code: ReplyDenied, Detail: fmt.Sprintf("receive port %s refused %s", p.id, req.From)}, nil
+		}
+	}
+	ic := &inConn{port: p, from: req.From, c: conn, watch: &stallWatch{}}
+	p.mu.Lock()
+	closed := p.isClosed() // closed while the handler decided
+	if !closed {
+		p.conns = append(p.conns, ic)
+		p.stats.made.Add(1)
+		if p.downcalls { // nobody can take the list otherwise: it would only grow
+			p.newConns = append(p.newConns, req.From)
+		}
+	}
+	p.mu.Unlock()
+	if closed {
+		return p.closedReply(), nil
+	}
+	p.in.stalls.add(ic)
+	p.log.Debug("accepted connection", zap.Stringer("from", req.From))
+	return &Reply{Code: ReplyAccepted}, &Acceptance{port: p, conn: conn, ic: ic}
+}
+
+func (p *ReceivePort) closedReply() *Reply {
+	return &Reply{Code: ReplyNoSuchPort, Detail: fmt.Sprintf("receive port %s is closed", p.id)}
+}
+
+// refusal returns the reply that refuses req before the connection handler is asked,
+// or nil. The caller holds the turn.
+func (p *ReceivePort) refusal(req *Request) *Reply {
 	if p.isClosed() {
-		return &Reply{Code: ReplyNoSuchPort, Detail: fmt.Sprintf("receive port %s is closed", p.id)}, nil
+		return p.closedReply()
 	}
 	theirs, err := ipl.ParsePortType(req.PortType)
 	if err != nil {
-		return &Reply{Code: ReplyTypeMismatch, Detail: fmt.Sprintf("receive port %s cannot use the sender's port type: %v", p.id, err)}, nil
+		return &Reply{Code: ReplyTypeMismatch, Detail: fmt.Sprintf("receive port %s cannot use the sender's port type: %v", p.id, err)}
 	}
 	if !theirs.Equal(p.pt) {
 		onlyS, onlyR := theirs.Diff(p.pt)
 		return &Reply{Code: ReplyTypeMismatch, Detail: fmt.Sprintf("port types differ: only the send port has [%s]; only the receive port %s has [%s]",
-			strings.Join(onlyS, ", "), p.id, strings.Join(onlyR, ", "))}, nil
+			strings.Join(onlyS, ", "), p.id, strings.Join(onlyR, ", "))}
 	}
 	if cause := p.in.deadCause(req.From.Ibis); cause != nil {
 		// A member declared dead that comes back (a stopped process resumed) must
 		// rejoin the pool as a new member: its old identity has been buried.
 		return &Reply{Code: ReplyDenied, Detail: fmt.Sprintf("receive port %s refuses %s: the registry declared its instance dead (%v); it must rejoin as a new member",
-			p.id, req.From, cause)}, nil
+			p.id, req.From, cause)}
 	}
 	if p.direct && !p.probeDirect() {
 		// A Receive is reading the sender that is there (or a message of it is live);
@@ -165,34 +205,13 @@ func (p *ReceivePort) accept(req *Request, conn InConn) (*Reply, *Acceptance) {
 	p.mu.Unlock()
 	switch {
 	case !enabled:
-		return &Reply{Code: ReplyDisabled, Detail: fmt.Sprintf("receive port %s does not accept connections yet", p.id)}, nil
+		return &Reply{Code: ReplyDisabled, Detail: fmt.Sprintf("receive port %s does not accept connections yet", p.id)}
 	case already:
-		return &Reply{Code: ReplyAlreadyConnected, Detail: fmt.Sprintf("%s is already connected to %s", req.From, p.id)}, nil
+		return &Reply{Code: ReplyAlreadyConnected, Detail: fmt.Sprintf("%s is already connected to %s", req.From, p.id)}
 	case n > 0 && !p.pt.ManyToOne():
-		return &Reply{Code: ReplyNotManyToX, Detail: fmt.Sprintf("receive port %s has a sender and its type is %s", p.id, p.pt.ConnectionKind())}, nil
+		return &Reply{Code: ReplyNotManyToX, Detail: fmt.Sprintf("receive port %s has a sender and its type is %s", p.id, p.pt.ConnectionKind())}
 	}
-	if h := p.cfg.ConnectionHandler; h != nil {
-		// On a goroutine of the instance, not this transport's (see Instance.ask).
-		ok := p.in.ask(runsGotConnection, p.name, p.closed, func() bool { return h.GotConnection(p, req.From) })
-		if !ok && !p.isClosed() {
-			return &Reply{Code: ReplyDenied, Detail: fmt.Sprintf("receive port %s refused %s", p.id, req.From)}, nil
-		}
-	}
-	ic := &inConn{port: p, from: req.From, c: conn, watch: &stallWatch{}}
-	p.mu.Lock()
-	if p.isClosed() { // closed while the handler decided
-		p.mu.Unlock()
-		return &Reply{Code: ReplyNoSuchPort, Detail: fmt.Sprintf("receive port %s is closed", p.id)}, nil
-	}
-	p.conns = append(p.conns, ic)
-	p.stats.made.Add(1)
-	if p.downcalls { // nobody can take the list otherwise: it would only grow
-		p.newConns = append(p.newConns, req.From)
-	}
-	p.mu.Unlock()
-	p.in.stalls.add(ic)
-	p.log.Debug("accepted connection", zap.Stringer("from", req.From))
-	return &Reply{Code: ReplyAccepted}, &Acceptance{port: p, conn: conn, ic: ic}
+	return nil
 }
 
 // startMessage reads the start of the connection's next message, which via delivers.
@@ -369,7 +388,7 @@ func (p *ReceivePort) Poll() (ipl.ReadMessage, error) {
 	if !pollUpcall {
 		return m, nil
 	}
-	p.upcall(m, nil)
+	p.upcall(m, nil, nil)
 	return nil, nil
 }
 
@@ -435,8 +454,8 @@ func (p *ReceivePort) CloseContext(ctx context.Context) error {
 // never published, or the instance's own Close).
 func (p *ReceivePort) close(ctx context.Context) {
 	p.once.Do(func() {
-		// Not under acceptMu: a connection handler may close its own port. accept
-		// re-checks closed under mu before it adds a connection, so none slips in.
+		// Without the accept turn: a connection handler may close its own port.
+		// accept re-checks closed under mu before it adds a connection.
 		p.mu.Lock()
 		close(p.closed)
 		conns := p.conns

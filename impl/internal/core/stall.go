@@ -165,8 +165,8 @@ func (g *guardedReader) done(n int, err error) error {
 //
 // Lock order: mu is a leaf. Under it are only the set of connections and the running
 // flag; the goroutine is started, and each connection looked at (which takes its
-// inbox's mu) and cut, once mu is released. It is taken under a ReceivePort's acceptMu
-// (add) and mu (connEnded removes a connection).
+// inbox's mu) and cut, once mu is released. It is taken under a ReceivePort's mu
+// (connEnded removes a connection).
 type watchdog struct {
 	in      *Instance
 	timeout time.Duration // the message timeout; <= 0: only dead members are cut

@@ -39,19 +39,18 @@ func (p *ReceivePort) DisableMessageUpcalls() {
 	}
 }
 
-// startDispatcher runs a dispatcher on a goroutine of the instance, which Close waits
-// for and recognises as one that runs callbacks.
+// startDispatcher runs a dispatcher on a goroutine of the instance.
 func (p *ReceivePort) startDispatcher(stop chan struct{}) {
 	if stop == nil {
 		return
 	}
-	p.in.goCallback(runsUpcalls, p.name, func() { p.dispatch(stop) })
+	p.in.gs.spawn(runsUpcalls, p.name, func(t *tracked) { p.dispatch(stop, t) })
 }
 
 // dispatch delivers messages to the handler one at a time until upcalls are disabled,
 // the port closes, or a handler finishes its message early (a new dispatcher then
 // carries on while that handler runs to its end).
-func (p *ReceivePort) dispatch(stop chan struct{}) {
+func (p *ReceivePort) dispatch(stop chan struct{}, t *tracked) {
 	for {
 		if !p.token.take(stop, p.closed) {
 			return
@@ -77,7 +76,7 @@ func (p *ReceivePort) dispatch(stop chan struct{}) {
 			return
 		default:
 		}
-		if p.upcall(m, stop) {
+		if p.upcall(m, stop, t) {
 			return
 		}
 	}
@@ -85,16 +84,21 @@ func (p *ReceivePort) dispatch(stop chan struct{}) {
 
 // upcall runs the handler on m and finishes m if the handler did not. It reports
 // whether the handler finished m early, handing the port to a new dispatcher.
-// stop is the dispatcher's stop channel, nil for an upcall from Poll.
-func (p *ReceivePort) upcall(m *readMessage, stop chan struct{}) (handedOff bool) {
+// stop and t are the dispatcher's stop channel and goroutine, nil for an upcall from
+// Poll (the program's own goroutine, which the instance does not track).
+func (p *ReceivePort) upcall(m *readMessage, stop chan struct{}, t *tracked) (handedOff bool) {
 	m.mu.Lock()
 	m.inUpcall = stop != nil
 	m.stop = stop
 	m.mu.Unlock()
-	// Called straight on this goroutine, so nothing is recorded per message: a
-	// dispatcher's goroutine made itself known to Close when it started, and Poll's is
-	// the program's own, which Close never waits for.
-	if err := p.cfg.MessageHandler(m); err != nil {
+	if t != nil {
+		t.mark(true)
+	}
+	err := p.cfg.MessageHandler(m)
+	if t != nil {
+		t.mark(false)
+	}
+	if err != nil {
 		p.log.Warn("message handler failed", zap.Stringer("from", m.ic.from), zap.Error(err))
 	}
 	m.mu.Lock()
