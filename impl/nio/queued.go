@@ -47,8 +47,9 @@ const (
 // the end).
 //
 // Lock order: o.mu is a leaf. The event loop takes it (flush, opened, closed) and so do
-// senders, but no one holds it while waiting for the event loop (Execute, gnet's
-// Close) or calling core (lost): the direct write under it is a non-blocking write.
+// senders and the waits of writable.go, but no one holds it while waiting for another
+// goroutine or calling core (lost): the direct write under it is a non-blocking
+// write, and gnet's Execute only queues a task.
 type queuedOut struct {
 	gc   gnet.Conn
 	eng  *engine
@@ -263,13 +264,17 @@ func (o *queuedOut) enqueue(p *packet) {
 
 // schedule runs a flush on the connection's event loop.
 func (o *queuedOut) schedule() {
-	err := o.gc.EventLoop().Execute(context.Background(), gnet.RunnableFunc(func(context.Context) error {
+	if err := o.execFlush(); err != nil {
+		o.fail(fmt.Errorf("%w: %w", ipl.ErrConnectionLost, err))
+	}
+}
+
+// execFlush hands a flush to the event loop, which runs it later.
+func (o *queuedOut) execFlush() error {
+	return o.gc.EventLoop().Execute(context.Background(), gnet.RunnableFunc(func(context.Context) error {
 		o.flush()
 		return nil
 	}))
-	if err != nil {
-		o.fail(fmt.Errorf("%w: %w", ipl.ErrConnectionLost, err))
-	}
 }
 
 // flush writes as much of the queue as the socket takes. It runs on the event loop,

@@ -7,6 +7,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/ibisgo/ibis/ipl"
 )
 
 // Waiting for a full socket. When the socket of a queued connection takes no more, its
@@ -66,9 +68,20 @@ func (o *queuedOut) awaitWritable() error {
 	o.eng.wait.Go(func() {
 		// RawConn.Write arms the netpoller before it asks writable, so a socket that
 		// drains in between is not missed.
-		if w.rc.Write(writable) == nil {
-			o.schedule()
-		} // else the watch was closed: the connection ended
+		if w.rc.Write(writable) != nil {
+			return // the watch was closed: the connection ended
+		}
+		o.mu.Lock()
+		var err error
+		if o.state == outOpen {
+			// Under o.mu, gnet's OnClose cannot have run, so the event loop still
+			// takes tasks; Execute only queues one.
+			err = o.execFlush()
+		}
+		o.mu.Unlock()
+		if err != nil {
+			o.fail(fmt.Errorf("%w: %w", ipl.ErrConnectionLost, err))
+		}
 	})
 	return nil
 }
