@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/panjf2000/gnet/v2"
-	"golang.org/x/sys/unix"
 
 	"github.com/ibisgo/ibis/impl/internal/core"
 	"github.com/ibisgo/ibis/impl/internal/sockets"
@@ -140,9 +139,7 @@ func (ib *inbound) Close() error {
 	defer ib.mu.Unlock()
 	ib.to(inShut)
 	if ib.fd >= 0 { // paused: the duplicate is all there is
-		err := unix.Close(ib.fd)
-		ib.fd = -1
-		return err
+		return ib.closeHeld()
 	}
 	if ib.gc != nil {
 		return ib.gc.Close()
@@ -159,7 +156,7 @@ func (ib *inbound) NotifyCut(notice []byte) {
 	switch {
 	case ib.state == inShut:
 	case ib.fd >= 0:
-		_, _ = unix.Write(ib.fd, notice) // non-blocking; an empty buffer takes it
+		ib.writeHeld(notice)
 	case ib.gc != nil:
 		_ = ib.gc.AsyncWrite(notice, nil)
 	default:

@@ -69,3 +69,16 @@ func (ib *inbound) resume() {
 	}
 	ib.enroll(nc)
 }
+
+// closeHeld closes the duplicate of a paused connection; ib.mu is held.
+func (ib *inbound) closeHeld() error {
+	err := unix.Close(ib.fd)
+	ib.fd = -1
+	return err
+}
+
+// writeHeld writes b on the duplicate of a paused connection, without waiting: the
+// socket is non-blocking, and a cut notice fits an empty send buffer. ib.mu is held.
+func (ib *inbound) writeHeld(b []byte) {
+	_, _ = unix.Write(ib.fd, b)
+}
