@@ -34,11 +34,10 @@
 //   - Engines (engine.go): one gnet client engine per instance, with nio.loops event
 //     loops (default GOMAXPROCS), serves every nonblocking connection; a second engine
 //     with a single event loop is started the first time a thread-flavour port needs
-//     it (that loop is a goroutine of its own: locking it to an OS thread made a round
-//     trip twice as slow on a 2-core machine). Sockets are handed to an engine
-//     (EnrollContext) once the handshake is done; the handshake is read from the
-//     socket itself, unbuffered, so nothing of the stream is consumed before the event
-//     loop owns it.
+//     it (that loop is a goroutine of its own, not locked to an OS thread, which
+//     would slow a round trip). Sockets are handed to an engine (EnrollContext) once
+//     the handshake is done; the handshake is read from the socket itself, unbuffered,
+//     so nothing of the stream is consumed before the event loop owns it.
 //   - Nonblocking and thread receive (inbound.go): the event loop pushes what it reads
 //     into the connection's core.Inbox (push-mode receive and its flow control are
 //     described in impl/internal/core/inbox.go); a full inbox stops the socket being

@@ -69,7 +69,7 @@ type queuedOut struct {
 	changed chan struct{} // closed and replaced whenever queued or err changes
 	// fd is gnet's descriptor of the socket, set by opened. gnet closes it only after
 	// its OnClose (closed), which takes o.mu: whoever holds o.mu while the connection
-	// is registered may write it (direct.go) or ask it (Pending).
+	// is open may write it (direct.go) or ask it (Pending).
 	fd    int
 	watch *watch // what a full socket is waited on (writable.go), made when first needed
 	// ours: Close ended the connection; a later end read from the receiver is not
@@ -141,9 +141,9 @@ func (o *queuedOut) registered() bool { return o.state == outOpen || o.state == 
 //	    +----nothing to write-----+     +------written----------+
 //	    +-------------------ended while writing-----------------+
 //
-// A flush stays pending while it waits for a full socket (writable.go). It is apart from outState
-// because a flush scheduled while the connection was open still runs after the end,
-// and only the flush may release the packets a writev is reading.
+// A flush stays pending while it waits for a full socket (writable.go). It is apart
+// from outState because a flush scheduled while the connection was open still runs
+// after the end, and only the flush may release the packets a writev is reading.
 type flushState uint8
 
 const (
@@ -464,7 +464,7 @@ func (o *queuedOut) traffic(c gnet.Conn) gnet.Action {
 func (o *queuedOut) Pending() (int, bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if !o.registered() {
+	if o.state != outOpen { // once the queue ended, as before gnet lets go of fd
 		return 0, false
 	}
 	n, err := sockets.FDPending(o.fd)
