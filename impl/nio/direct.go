@@ -19,10 +19,10 @@ import (
 // once (WriteShared). Order is kept because both the direct write and the flush take
 // o.mu and a direct write happens only while the queue is empty and no flush is
 // pending. The write is on gnet's descriptor, under o.mu while the connection is
-// registered, so gnet cannot have closed it (see queuedOut.fd).
+// open, so gnet cannot have closed it (see queuedOut.fd).
 
 // directOK reports whether the caller may write now: nothing queued, no flush running,
-// the connection alive and a descriptor to write to. o.mu is held.
+// the connection open. o.mu is held.
 func (o *queuedOut) directOK() bool {
 	return o.state == outOpen && len(o.q) == 0 && o.flushing == flushIdle
 }
