@@ -2,6 +2,7 @@ package nio
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -76,4 +77,54 @@ func TestFullSocketResumes(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("%d waits for a full socket", seen.fulls.Load())
+}
+
+// TestFullSocketReceiverCloses: a wait for a full socket ends when the receiver closes
+// its port: the sender's message fails with a lost connection, and the instance closes
+// with no wait left behind (the package's leak check).
+func TestFullSocketReceiverCloses(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	pt := ipl.MustPortType(ipl.ConnectionOneToOne, ipl.SerializationData, ipl.ReceiveExplicit,
+		ipl.CommunicationReliable, ipl.CommunicationFIFO)
+	seen := withHooks(t)
+	ib, rp := openWithIn(ctx, t, pt, ipl.WithProperty(PropertySend, "nonblocking"), ipl.WithProperty(PropertyReceive, "blocking"),
+		ipl.WithMaxMessageSize(64<<20))
+	sp := sendToIn(ctx, t, ib, pt, "")
+	sent := make(chan error, 1)
+	go func() {
+		m, err := sp.NewMessage(ctx)
+		if err == nil {
+			err = m.WriteArray(make([]int64, 4<<20)) // 32 MiB: far more than the socket buffers
+		}
+		if m != nil {
+			if _, ferr := m.Finish(); err == nil {
+				err = ferr
+			}
+		}
+		sent <- err
+	}()
+	for seen.fulls.Load() == 0 {
+		select {
+		case <-ctx.Done():
+			t.Fatal("the socket never filled")
+		case err := <-sent:
+			t.Fatalf("the sender finished (%v) although nobody read", err)
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	if err := rp.Close(); err != nil {
+		t.Logf("closing the receive port: %v", err)
+	}
+	select {
+	case err := <-sent:
+		if !errors.Is(err, ipl.ErrConnectionLost) {
+			t.Fatalf("the sender's message ended with %v, want ErrConnectionLost", err)
+		}
+	case <-ctx.Done():
+		t.Fatal("the sender still waits after its receiver closed")
+	}
+	if err := ib.Close(); err != nil {
+		t.Fatal(err)
+	}
 }
