@@ -4,65 +4,35 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/ibisgo/ibis/ipl"
 )
 
-// Direct writes. A nonblocking send port hands its packets to the event loop, which
-// writes them; the sender then waits for the loop to say they are written. That costs
-// two hand-offs between goroutines (threads, on a busy machine) per message, most of
-// the round trip of a small message. When nothing is queued on the connection, the
-// sender writes the packet itself, with one writev on the non-blocking socket: what
-// the socket takes is done, only the rest is queued for the loop. A message to one
-// connection is written from the program's own bytes (WritePacket), and only the rest
-// is copied; a multicast writes the copy core made once with Share (WriteShared). Order is kept because a direct write happens only while the queue
-// is empty and no flush runs, and both take o.mu.
-//
-// The sender writes through its own duplicate of the socket's descriptor, wfd, and
-// holds o.mu for the write (which never blocks: the socket is non-blocking). The event
-// loop may close its descriptor at any time (the peer went away), but the socket stays
-// open under wfd until the end (queuedOut.end), which takes o.mu and so waits for a write in progress,
-// closes wfd. Without the duplicate a write could land in whatever socket reused the
-// descriptor's number after the loop's close.
-
-// directWrites counts the packets senders of the process wrote themselves (read by
-// tests), directRests those of them the socket took only in part.
-var directWrites, directRests atomic.Int64
-
-// dupFD returns a close-on-exec duplicate of c's descriptor for direct writes, or -1
-// when c is not a TCP connection or the duplicate fails (the sender then always queues).
-func dupFD(c net.Conn) int {
-	tc, ok := c.(*net.TCPConn)
-	if !ok {
-		return -1
-	}
-	rc, err := tc.SyscallConn()
-	if err != nil {
-		return -1
-	}
-	fd, derr := -1, error(nil)
-	if err := rc.Control(func(s uintptr) { fd, derr = unix.FcntlInt(s, unix.F_DUPFD_CLOEXEC, 0) }); err != nil || derr != nil {
-		return -1
-	}
-	return fd
-}
+// Direct writes. Handing each packet to the event loop and waiting for it to be written
+// costs two hand-offs between goroutines per message, most of a small message's round
+// trip; so while nothing is queued and no flush runs, the sender writes the packet
+// itself with one writev on the non-blocking socket, and only what the socket does not
+// take is copied and queued for the event loop. A message to one connection is written
+// from the program's own bytes (WritePacket); a multicast writes the copy core made
+// once (WriteShared). Order is kept because both the direct write and the flush take
+// o.mu and a direct write happens only while the queue is empty and no flush is
+// pending. The write is on gnet's descriptor, under o.mu while the connection is
+// open, so gnet cannot have closed it (see queuedOut.fd).
 
 // directOK reports whether the caller may write now: nothing queued, no flush running,
-// the connection alive and a descriptor to write to. o.mu is held.
+// the connection open. o.mu is held.
 func (o *queuedOut) directOK() bool {
-	return o.state == outOpen && o.wfd >= 0 && len(o.q) == 0 && o.flushing == flushIdle
+	return o.state == outOpen && len(o.q) == 0 && o.flushing == flushIdle
 }
 
-// writeDirect writes b to wfd until the socket is full or everything is written and
+// writeDirect writes b to the socket until the socket is full or everything is written and
 // returns the bytes written; an error is a broken connection. o.mu is held.
 func (o *queuedOut) writeDirect(b []byte) (int, error) {
-	directWrites.Add(1)
 	total := 0
 	for total < len(b) {
-		n, err := unix.Write(o.wfd, b[total:])
+		n, err := unix.Write(o.fd, b[total:])
 		if n > 0 {
 			total += n
 		}
@@ -70,36 +40,33 @@ func (o *queuedOut) writeDirect(b []byte) (int, error) {
 		case err == nil:
 		case errors.Is(err, unix.EINTR):
 		case errors.Is(err, unix.EAGAIN):
-			directRests.Add(1)
+			o.eng.hk.onDirect(true)
 			return total, nil
 		default:
 			return total, err
 		}
 	}
+	o.eng.hk.onDirect(false)
 	return total, nil
 }
 
-// writevDirect writes bufs to wfd with writev until the socket is full or everything
+// writevDirect writes bufs to the socket with writev until the socket is full or everything
 // is written, and returns what is left (consuming bufs, as net.Buffers.WriteTo does);
 // an error is a broken connection. o.mu is held.
 func (o *queuedOut) writevDirect(bufs net.Buffers) (net.Buffers, error) {
-	directWrites.Add(1)
 	for len(bufs) > 0 {
-		n, err := unix.Writev(o.wfd, bufs[:min(len(bufs), maxIovecs)])
+		n, err := unix.Writev(o.fd, bufs[:min(len(bufs), maxIovecs)])
 		bufs = consume(bufs, max(n, 0))
 		switch {
-		case err == nil && n == 0 && len(bufs) > 0:
-			directRests.Add(1) // took nothing: as full
+		case err == nil && n == 0 && len(bufs) > 0, errors.Is(err, unix.EAGAIN): // n == 0: as full
+			o.eng.hk.onDirect(true)
 			return bufs, nil
-		case err == nil:
-		case errors.Is(err, unix.EINTR):
-		case errors.Is(err, unix.EAGAIN):
-			directRests.Add(1)
-			return bufs, nil
+		case err == nil, errors.Is(err, unix.EINTR):
 		default:
 			return bufs, err
 		}
 	}
+	o.eng.hk.onDirect(false)
 	return nil, nil
 }
 
@@ -137,12 +104,4 @@ func (o *queuedOut) directFailed(err error) error {
 		_ = o.gc.Close()
 	}
 	return err
-}
-
-// closeWFD closes the sender's descriptor; o.mu is held.
-func (o *queuedOut) closeWFD() {
-	if o.wfd >= 0 {
-		_ = unix.Close(o.wfd)
-		o.wfd = -1
-	}
 }

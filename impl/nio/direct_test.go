@@ -24,10 +24,10 @@ func directOrder(t *testing.T, recv string) {
 	defer cancel()
 	pt := ipl.MustPortType(ipl.ConnectionOneToOne, ipl.SerializationData, ipl.ReceiveExplicit,
 		ipl.CommunicationReliable, ipl.CommunicationFIFO)
+	seen := withHooks(t)
 	ib, rp := openWithIn(ctx, t, pt, ipl.WithProperty(PropertySend, "nonblocking"), ipl.WithProperty(PropertyReceive, recv),
 		ipl.WithMaxMessageSize(64<<20))
 	sp := sendToIn(ctx, t, ib, pt, "")
-	writes, rests := directWrites.Load(), directRests.Load()
 	sizes := []int{0, 1, 100, 1 << 20, 8, 4 << 20, 3, 1 << 16} // int32s: up to 16 MiB
 	for range 24 {
 		sizes = append(sizes, 200_000) // 800 KB: pieces whose rests go back to the packet pool
@@ -84,10 +84,10 @@ func directOrder(t *testing.T, recv string) {
 	if err := <-sent; err != nil {
 		t.Fatal(err)
 	}
-	if directWrites.Load() == writes {
+	if seen.direct.Load() == 0 {
 		t.Fatalf("no packet was written by its sender")
 	}
-	t.Logf("%d direct writes, %d left a rest to the event loop", directWrites.Load()-writes, directRests.Load()-rests)
+	t.Logf("%d direct writes, %d left a rest to the event loop", seen.direct.Load(), seen.rests.Load())
 }
 
 // TestDirectWritesCopyOnlyTheRest: a message to one connection is written from the
@@ -99,6 +99,7 @@ func TestDirectWritesCopyOnlyTheRest(t *testing.T) {
 	defer cancel()
 	pt := ipl.MustPortType(ipl.ConnectionOneToOne, ipl.SerializationData, ipl.ReceiveExplicit,
 		ipl.CommunicationReliable, ipl.CommunicationFIFO)
+	seen := withHooks(t)
 	ib, rp := openWithIn(ctx, t, pt, ipl.WithProperty(PropertySend, "nonblocking"), ipl.WithProperty(PropertyReceive, "blocking"))
 	sp := sendToIn(ctx, t, ib, pt, "")
 	const messages, size = 8, 1 << 20
@@ -125,7 +126,6 @@ func TestDirectWritesCopyOnlyTheRest(t *testing.T) {
 		}
 		received <- nil
 	}()
-	copied := packetBytes.Load()
 	data := make([]byte, size)
 	for i := range messages {
 		for k := range data {
@@ -143,7 +143,7 @@ func TestDirectWritesCopyOnlyTheRest(t *testing.T) {
 	if err := <-received; err != nil {
 		t.Fatal(err)
 	}
-	copied = packetBytes.Load() - copied
+	copied := seen.copied.Load()
 	if copied >= messages*size {
 		t.Fatalf("%d bytes copied into packets for %d sent: every byte was copied", copied, messages*size)
 	}

@@ -34,21 +34,23 @@
 //   - Engines (engine.go): one gnet client engine per instance, with nio.loops event
 //     loops (default GOMAXPROCS), serves every nonblocking connection; a second engine
 //     with a single event loop is started the first time a thread-flavour port needs
-//     it (that loop is a goroutine of its own: locking it to an OS thread made a round
-//     trip twice as slow on a 2-core machine). Sockets are handed to an engine
-//     (EnrollContext) once the handshake is done; the handshake is read from the
-//     socket itself, unbuffered, so nothing of the stream is consumed before the event
-//     loop owns it.
+//     it (that loop is a goroutine of its own, not locked to an OS thread, which
+//     would slow a round trip). Sockets are handed to an engine (EnrollContext) once
+//     the handshake is done; the handshake is read from the socket itself, unbuffered,
+//     so nothing of the stream is consumed before the event loop owns it.
 //   - Nonblocking and thread receive (inbound.go): the event loop pushes what it reads
 //     into the connection's core.Inbox (push-mode receive and its flow control are
-//     described in impl/internal/core/inbox.go); inbound.go has how a full inbox stops
-//     the socket being read. On a busy socket, or when a receiver waits for a large
-//     array, the loop then reads the socket itself (posted.go): straight into the
-//     receiver's slice, one copy out of the kernel as a blocking reader has
+//     described in impl/internal/core/inbox.go); a full inbox stops the socket being
+//     read (pause.go). On a busy socket, or when a receiver waits for a large array,
+//     the loop then reads the socket itself (posted.go): straight into the receiver's
+//     slice, one copy out of the kernel as a blocking reader has
 //     (impl/internal/core/inbox_posted.go), else into pooled buffers the inbox keeps.
 //   - Nonblocking and thread send: queued.go (the queue, its bounds and the event
-//     loop's writes) and direct.go (the sender writing the socket itself while nothing
-//     is queued).
+//     loop's writes), direct.go (the sender writing the socket itself while nothing
+//     is queued) and writable.go (waiting for a full socket).
+//   - What works around gnet's limits is in one file each: pause.go (gnet cannot stop
+//     reading a connection), posted.go (gnet reads only into its own buffer) and
+//     writable.go (gnet reports a writable socket only to its own write path).
 //   - Connection states: each queued connection's life is one typed state (outState in
 //     queued.go, inState in inbound.go) whose legal moves are listed in one place
 //     (CanMove, through internal/fsm), and every change goes through it.

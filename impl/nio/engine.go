@@ -30,6 +30,8 @@ type endpoint interface {
 type engine struct {
 	name string
 	cli  *gnet.Client
+	hk   *hooks         // nil but in tests
+	wait sync.WaitGroup // the waits for a full socket (writable.go); stop waits for them
 
 	// mu guards stopped and the additions to busy. Lock order: inbound.enrolMu before
 	// mu; mu is a leaf, released before EnrollContext waits for the event loop.
@@ -68,7 +70,7 @@ func (*handler) OnClose(c gnet.Conn, err error) gnet.Action {
 // a read that fills it suggests more waits, which the inbox then reads itself.
 const readBufferCap = 64 << 10
 
-func newEngine(name string, loops int, log *zap.Logger) (*engine, error) {
+func newEngine(name string, loops int, log *zap.Logger, hk *hooks) (*engine, error) {
 	opts := []gnet.Option{
 		gnet.WithLogger(zapLogger{log.Sugar()}),
 		gnet.WithNumEventLoop(loops),
@@ -85,7 +87,7 @@ func newEngine(name string, loops int, log *zap.Logger) (*engine, error) {
 	if err := cli.Start(); err != nil {
 		return nil, fmt.Errorf("nio: starting the %s engine: %w", name, err)
 	}
-	return &engine{name: name, cli: cli}, nil
+	return &engine{name: name, cli: cli, hk: hk}, nil
 }
 
 var errStopped = errors.New("nio: the event loop has stopped")
@@ -116,7 +118,8 @@ func (e *engine) enroll(nc net.Conn, ep endpoint) (gnet.Conn, error) {
 }
 
 // stop closes every connection of the engine (their endpoints see closed) and waits for
-// the event loops to end.
+// the event loops to end, and then for the waits of full sockets, which those closes
+// ended.
 func (e *engine) stop() error {
 	e.mu.Lock()
 	if e.stopped {
@@ -126,7 +129,9 @@ func (e *engine) stop() error {
 	e.stopped = true
 	e.mu.Unlock()
 	e.busy.Wait()
-	return e.cli.Stop()
+	err := e.cli.Stop()
+	e.wait.Wait()
+	return err
 }
 
 // zapLogger sends gnet's logging to the instance's zap logger, never to stdout.

@@ -5,13 +5,10 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/panjf2000/gnet/v2"
-	"golang.org/x/sys/unix"
 
 	"github.com/ibisgo/ibis/impl/internal/core"
 	"github.com/ibisgo/ibis/impl/internal/sockets"
@@ -22,14 +19,8 @@ import (
 // inbound is an incoming connection of a nonblocking or thread-flavour receive port.
 // The event loop pushes what the socket brings into the connection's inbox.
 //
-// Flow control: gnet reads every readable socket and has no way to pause one, so a
-// receiver that falls behind would buffer without bound. When the inbox says it is full
-// (its own or its port's high water: core.InboxHighWater, core.PortHighWater; when each
-// resumes is described in impl/internal/core/inbox.go), the event loop keeps a dup of
-// the socket and lets gnet drop the connection, which removes it from epoll: the
-// kernel's receive buffer fills and TCP stops the sender. Resuming enrolls the
-// duplicate with the event loop again. A resume that comes before the pause took effect
-// (the reader drained the inbox first) cancels it (inResumeEarly).
+// Flow control: when the inbox says it is full, the event loop stops reading the
+// socket (pause.go) until the reader has drained the inbox.
 //
 // Its life is an inState (see there), changed only through to.
 //
@@ -137,9 +128,6 @@ func (ib *inbound) to(next inState) bool { return fsm.Move(&ib.state, next) }
 
 var _ core.InConn = (*inbound)(nil)
 
-// pauses counts the pauses of all connections of the process (read by tests).
-var pauses atomic.Int64
-
 func newInbound(nc net.Conn, eng *engine) *inbound {
 	return &inbound{nc: nc, eng: eng, fd: -1, paused: map[gnet.Conn]struct{}{}}
 }
@@ -151,9 +139,7 @@ func (ib *inbound) Close() error {
 	defer ib.mu.Unlock()
 	ib.to(inShut)
 	if ib.fd >= 0 { // paused: the duplicate is all there is
-		err := unix.Close(ib.fd)
-		ib.fd = -1
-		return err
+		return ib.closeHeld()
 	}
 	if ib.gc != nil {
 		return ib.gc.Close()
@@ -170,7 +156,7 @@ func (ib *inbound) NotifyCut(notice []byte) {
 	switch {
 	case ib.state == inShut:
 	case ib.fd >= 0:
-		_, _ = unix.Write(ib.fd, notice) // non-blocking; an empty buffer takes it
+		ib.writeHeld(notice)
 	case ib.gc != nil:
 		_ = ib.gc.AsyncWrite(notice, nil)
 	default:
@@ -255,55 +241,6 @@ func (ib *inbound) traffic(c gnet.Conn) gnet.Action {
 		ib.box.End(fmt.Errorf("%w: %w", ipl.ErrConnectionLost, err))
 		return gnet.Close
 	}
-}
-
-// pause drops the event loop's connection and keeps a duplicate of the socket.
-func (ib *inbound) pause(c gnet.Conn) gnet.Action {
-	fd, err := c.Dup()
-	if err != nil {
-		return gnet.None // cannot pause: go on reading
-	}
-	ib.mu.Lock()
-	defer ib.mu.Unlock()
-	if !ib.to(inPaused) {
-		// Closed (the close is on its way), or the reader resumed first
-		// (inResumeEarly): go on reading.
-		ib.to(inReading)
-		_ = unix.Close(fd)
-		return gnet.None
-	}
-	ib.fd, ib.gc = fd, nil
-	ib.paused[c] = struct{}{}
-	pauses.Add(1)
-	return gnet.Close
-}
-
-// resume hands the kept socket back to the event loop; the inbox calls it once the
-// reader has drained it.
-func (ib *inbound) resume() {
-	ib.mu.Lock()
-	if ib.to(inResumeEarly) { // the pause has not happened yet: cancel it
-		ib.mu.Unlock()
-		return
-	}
-	if !ib.to(inEnrolling) { // not paused: closed, or ended
-		ib.mu.Unlock()
-		return
-	}
-	fd := ib.fd
-	ib.fd = -1
-	ib.mu.Unlock()
-	f := os.NewFile(uintptr(fd), "nio-paused")
-	nc, err := net.FileConn(f)
-	_ = f.Close()
-	if err != nil {
-		ib.mu.Lock()
-		ib.to(inEnded)
-		ib.mu.Unlock()
-		ib.box.End(fmt.Errorf("%w: resuming a paused connection: %w", ipl.ErrConnectionLost, err))
-		return
-	}
-	ib.enroll(nc)
 }
 
 func (ib *inbound) closed(c gnet.Conn, err error) {

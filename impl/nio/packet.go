@@ -20,9 +20,6 @@ type packet struct {
 
 var packetPool = sync.Pool{New: func() any { return new(packet) }}
 
-// packetBytes counts the bytes the process copied into packets (read by tests).
-var packetBytes atomic.Int64
-
 // newPacket copies bufs into a pooled packet with one reference, the caller's.
 func newPacket(bufs net.Buffers) *packet {
 	n := 0
@@ -39,7 +36,6 @@ func newPacket(bufs net.Buffers) *packet {
 		o += copy(p.b[o:], b)
 	}
 	p.refs.Store(1)
-	packetBytes.Add(int64(n))
 	return p
 }
 

@@ -11,7 +11,8 @@ import (
 // a receiver waits for a large array with nothing buffered, its slice is lent to the
 // connection's inbox and the socket is read straight into it; when gnet's read filled
 // its buffer (more is likely to wait) the socket is read into pooled buffers that the
-// inbox keeps without copying. OnTraffic runs on the loop that owns the connection,
+// inbox keeps without copying. gnet itself reads only into its own buffer, from which
+// Conn.Read and Next copy: a second copy this file avoids. OnTraffic runs on the loop that owns the connection,
 // so it may read(2) the descriptor itself once it has taken what gnet buffered
 // (Next): gnet reads a connection only on that loop, between callbacks, and the
 // socket is non-blocking (gnet's duplicate), so the read never waits. What stays

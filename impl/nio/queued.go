@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"sync"
-	"time"
 
 	"github.com/panjf2000/gnet/v2"
 	"golang.org/x/sys/unix"
@@ -24,43 +23,36 @@ const (
 	queueHighWater = 4 << 20
 	// maxIovecs is how many buffers one writev takes (the kernel's IOV_MAX).
 	maxIovecs = 1024
-	// The event loop writes a connection until the socket is full; it then tries
-	// again after retryMin, doubling up to retryMax while the socket stays full. gnet
-	// tells a handler nothing about a socket becoming writable, and its own write
-	// path would copy our queue into a buffer per connection.
-	retryMin = 20 * time.Microsecond
-	retryMax = 2 * time.Millisecond
 )
 
 // queuedOut is the send side of a nonblocking or thread-flavour connection: packets wait
 // in a queue of shared buffers, and the connection's event loop writes them with
 // writev when the socket takes them.
 //
-// Queued send: core hands the connection each packet in pieces of at most 1 MiB
-// (core's shareChunk). While nothing is queued the sender writes the piece itself
-// (direct.go), from the program's own bytes when the message has this connection
-// alone (WritePacket); what the socket does not take, and every piece that finds a
-// queue, is copied once into a pooled, reference-counted buffer (packet.go), and a
-// multicast queues that same buffer on every connection (core.Sharer, WriteShared). The event loop writes the
-// queue with writev on the socket itself, not through gnet's write path, which would
-// copy whatever the socket does not take into a buffer per connection; gnet does not
-// report a socket becoming writable, so a full socket is retried from a timer (retryMin
-// doubling to retryMax). A sender queueHighWater ahead waits in WritePacket. Finish
-// drains the queues (core.Drainer), so a finished message is on the wire, and bytes
-// dropped because the connection broke are reported by the message (Drain fails). A
-// clean disconnect drains its goodbye; a cut (Close after a loss, a dead peer) drops the
-// queue at once. A connection whose registration gnet refused (no OnOpen) is refused,
-// never written.
+// Core hands the connection each packet in pieces of at most 1 MiB. While nothing is
+// queued the sender writes the piece itself (direct.go); what the socket does not
+// take, and every piece that finds a queue, is copied once into a pooled,
+// reference-counted buffer (packet.go), and a multicast queues that same buffer on
+// every connection (core.Sharer, WriteShared). The event loop writes the queue on
+// gnet's descriptor, not through gnet's write path (writable.go says why); a full
+// socket is waited on (writable.go). A sender queueHighWater ahead waits in
+// WritePacket. Finish drains the queues (core.Drainer), so a finished message is in
+// the kernel, and bytes dropped because the connection broke make Drain fail. A clean
+// disconnect drains its goodbye; a cut (Close after a loss, a dead peer) drops the
+// queue at once. A connection whose registration gnet refused (no OnOpen) is never
+// written.
 //
-// Its life is an outState (see there), changed only through to. What the event loop's
-// flush is doing is a flushState of its own: a flush scheduled before the end still
-// runs once and finds the end, so the two vary independently.
+// Its life is an outState, changed only through to; what the flush does is a
+// flushState of its own (a flush scheduled before the end still runs once and finds
+// the end).
 //
 // Lock order: o.mu is a leaf. The event loop takes it (flush, opened, closed) and so do
-// senders, but no one holds it while waiting for the event loop (Execute, gnet's
-// Close) or calling core (lost): the direct write under it is a non-blocking write.
+// senders and the waits of writable.go, but no one holds it while waiting for another
+// goroutine or calling core (lost): the direct write under it is a non-blocking
+// write, and gnet's Execute only queues a task.
 type queuedOut struct {
 	gc   gnet.Conn
+	eng  *engine
 	lost func(error)
 
 	mu       sync.Mutex
@@ -74,13 +66,12 @@ type queuedOut struct {
 	// the socket, so Drain fails. A fact about how the queue ended, read only once it
 	// has (it would double the ended states if it were one).
 	dropped bool
-	retry   time.Duration
-	timer   *time.Timer
 	changed chan struct{} // closed and replaced whenever queued or err changes
-	// wfd is a duplicate of the socket's descriptor for the sender's own writes
-	// (direct.go), -1 when there is none or once the end closed it. Being ours, it
-	// cannot be closed and reused under a write by the event loop's close.
-	wfd int
+	// fd is gnet's descriptor of the socket, set by opened. gnet closes it only after
+	// its OnClose (closed), which takes o.mu: whoever holds o.mu while the connection
+	// is open may write it (direct.go) or ask it (Pending).
+	fd    int
+	watch *watch // what a full socket is waited on (writable.go), made when first needed
 	// ours: Close ended the connection; a later end read from the receiver is not
 	// reported (lost hears nothing after Close).
 	ours bool
@@ -150,14 +141,14 @@ func (o *queuedOut) registered() bool { return o.state == outOpen || o.state == 
 //	    +----nothing to write-----+     +------written----------+
 //	    +-------------------ended while writing-----------------+
 //
-// A flush stays pending while it waits for the retry timer. It is apart from outState
-// because a flush scheduled while the connection was open still runs after the end,
-// and only the flush may release the packets a writev is reading.
+// A flush stays pending while it waits for a full socket (writable.go). It is apart
+// from outState because a flush scheduled while the connection was open still runs
+// after the end, and only the flush may release the packets a writev is reading.
 type flushState uint8
 
 const (
 	flushIdle    flushState = iota // no flush scheduled: the next packet is written directly or schedules one
-	flushPending                   // a flush is scheduled, runs, or waits for the retry timer
+	flushPending                   // a flush is scheduled, runs, or waits for a full socket
 	flushWriting                   // a writev outside o.mu reads the head of q: an end leaves q to the flush
 )
 
@@ -172,12 +163,19 @@ var (
 	_ core.Drainer = (*queuedOut)(nil)
 )
 
-func newQueuedOut(lost func(error), wfd int) *queuedOut {
-	return &queuedOut{lost: lost, changed: make(chan struct{}), wfd: wfd}
+func newQueuedOut(lost func(error), eng *engine) *queuedOut {
+	return &queuedOut{lost: lost, eng: eng, changed: make(chan struct{}), fd: -1}
 }
 
 // Share copies a packet once for all the connections of a multicast.
-func (o *queuedOut) Share(bufs net.Buffers) core.SharedPacket { return newPacket(bufs) }
+func (o *queuedOut) Share(bufs net.Buffers) core.SharedPacket { return o.copy(bufs) }
+
+// copy copies bufs into a packet of its own.
+func (o *queuedOut) copy(bufs net.Buffers) *packet {
+	p := newPacket(bufs)
+	o.eng.hk.onCopied(len(p.b))
+	return p
+}
 
 // WritePacket writes bufs, a message's piece for this connection alone (core hands a
 // multicast's packets to Share and WriteShared instead). With nothing queued the
@@ -187,7 +185,7 @@ func (o *queuedOut) WritePacket(bufs net.Buffers) error {
 	o.mu.Lock()
 	if !o.directOK() {
 		o.mu.Unlock()
-		p := newPacket(bufs)
+		p := o.copy(bufs)
 		defer p.Release()
 		return o.WriteShared(p)
 	}
@@ -201,7 +199,7 @@ func (o *queuedOut) WritePacket(bufs net.Buffers) error {
 		return nil
 	}
 	// The queue is empty and stays so under o.mu: the copy of the rest is its head.
-	p := newPacket(rest)
+	p := o.copy(rest)
 	o.off = 0
 	o.q = append(o.q, p) // the queue takes the caller's reference
 	o.queued += len(p.b)
@@ -266,13 +264,17 @@ func (o *queuedOut) enqueue(p *packet) {
 
 // schedule runs a flush on the connection's event loop.
 func (o *queuedOut) schedule() {
-	err := o.gc.EventLoop().Execute(context.Background(), gnet.RunnableFunc(func(context.Context) error {
+	if err := o.execFlush(); err != nil {
+		o.fail(fmt.Errorf("%w: %w", ipl.ErrConnectionLost, err))
+	}
+}
+
+// execFlush hands a flush to the event loop, which runs it later.
+func (o *queuedOut) execFlush() error {
+	return o.gc.EventLoop().Execute(context.Background(), gnet.RunnableFunc(func(context.Context) error {
 		o.flush()
 		return nil
 	}))
-	if err != nil {
-		o.fail(fmt.Errorf("%w: %w", ipl.ErrConnectionLost, err))
-	}
 }
 
 // flush writes as much of the queue as the socket takes. It runs on the event loop,
@@ -294,7 +296,7 @@ func (o *queuedOut) flush() {
 		}
 		o.flushing = flushWriting
 		o.mu.Unlock()
-		n, err := unix.Writev(o.gc.Fd(), iov)
+		n, err := unix.Writev(o.fd, iov)
 		clear(iov)
 		o.mu.Lock()
 		o.flushing = flushPending // the write is over
@@ -320,17 +322,15 @@ func (o *queuedOut) flush() {
 			o.advance(n)
 		}
 		if full && len(o.q) > 0 {
-			// The socket is full: try again later, on the event loop again.
-			if o.retry < retryMin {
-				o.retry = retryMin
-			}
-			d := o.retry
-			o.retry = min(2*o.retry, retryMax)
-			o.timer = time.AfterFunc(d, o.schedule)
+			// The socket is full: the flush runs again once it takes bytes.
+			err := o.awaitWritable()
 			o.mu.Unlock()
+			if err != nil {
+				o.fail(fmt.Errorf("%w: %w", ipl.ErrConnectionLost, err))
+				_ = o.gc.Close()
+			}
 			return
 		}
-		o.retry = 0
 		o.mu.Unlock()
 	}
 }
@@ -397,11 +397,8 @@ func (o *queuedOut) end(next outState, err error, ours bool) bool {
 	if o.flushing != flushWriting {
 		o.dropQueue()
 	}
-	o.closeWFD()
+	o.closeWatch()
 	o.queued = 0
-	if o.timer != nil {
-		o.timer.Stop()
-	}
 	o.broadcast()
 	o.mu.Unlock()
 	if !ours {
@@ -467,10 +464,10 @@ func (o *queuedOut) traffic(c gnet.Conn) gnet.Action {
 func (o *queuedOut) Pending() (int, bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.wfd < 0 {
+	if o.state != outOpen { // once the queue ended, as before gnet lets go of fd
 		return 0, false
 	}
-	n, err := sockets.FDPending(o.wfd)
+	n, err := sockets.FDPending(o.fd)
 	return n, err == nil
 }
 
@@ -478,7 +475,7 @@ func (o *queuedOut) Pending() (int, bool) {
 func (o *queuedOut) opened(c gnet.Conn) {
 	o.mu.Lock()
 	if o.to(outOpen) {
-		o.gc = c
+		o.gc, o.fd = c, c.Fd()
 	}
 	o.mu.Unlock()
 }

@@ -25,6 +25,7 @@ type transport struct {
 	log   *zap.Logger
 	ch    chooser
 	g     *sockets.Group // sockets served by goroutines (handshakes, blocking flavour)
+	hk    *hooks         // nil but in tests
 
 	ln   net.Listener
 	acc  core.Acceptor
@@ -40,7 +41,7 @@ var _ core.PortChecker = (*transport)(nil)
 
 func newTransport(cfg *ipl.Config, ch chooser, loops int, spin time.Duration) *transport {
 	return &transport{host: sockets.ListenHost(cfg), loops: loops, spin: spin, log: cfg.Logger.Named("nio"), ch: ch,
-		g: sockets.NewGroup(Name)}
+		g: sockets.NewGroup(Name), hk: testHooks}
 }
 
 // CheckSendPort refuses port types whose flavour capabilities contradict each other.
@@ -60,7 +61,7 @@ func (t *transport) Start(acc core.Acceptor) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	loop, err := newEngine("nonblocking", t.loops, t.log.Named("gnet"))
+	loop, err := newEngine("nonblocking", t.loops, t.log.Named("gnet"), t.hk)
 	if err != nil {
 		_ = ln.Close()
 		return "", err
@@ -81,7 +82,7 @@ func (t *transport) engineFor(f Flavour) (*engine, error) {
 		return nil, fmt.Errorf("nio: %w", ipl.ErrClosed)
 	}
 	if t.thread == nil {
-		e, err := newEngine("thread", 1, t.log.Named("gnet-thread"))
+		e, err := newEngine("thread", 1, t.log.Named("gnet-thread"), t.hk)
 		if err != nil {
 			return nil, err
 		}
@@ -180,11 +181,8 @@ func (t *transport) Dial(ctx context.Context, addr string, req *core.Request, lo
 		_ = c.Close()
 		return nil, nil, err
 	}
-	o := newQueuedOut(lost, dupFD(c))
+	o := newQueuedOut(lost, eng)
 	if _, err := eng.enroll(c, o); err != nil { // o got the connection in opened
-		o.mu.Lock()
-		o.closeWFD()
-		o.mu.Unlock()
 		return nil, nil, fmt.Errorf("%w: %w", ipl.ErrConnectionLost, err)
 	}
 	return o, rep, nil

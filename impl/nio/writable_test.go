@@ -1,0 +1,130 @@
+package nio
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/ibisgo/ibis/ipl"
+)
+
+// TestFullSocketResumes: a nonblocking send port whose receiver reads nothing fills
+// its socket, and the event loop waits for it (writable.go); once the receiver reads,
+// the waits end, and every message arrives in order, intact.
+func TestFullSocketResumes(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	pt := ipl.MustPortType(ipl.ConnectionOneToOne, ipl.SerializationData, ipl.ReceiveExplicit,
+		ipl.CommunicationReliable, ipl.CommunicationFIFO)
+	seen := withHooks(t)
+	ib, rp := openWithIn(ctx, t, pt, ipl.WithProperty(PropertySend, "nonblocking"), ipl.WithProperty(PropertyReceive, "blocking"),
+		ipl.WithMaxMessageSize(8<<20))
+	sp := sendToIn(ctx, t, ib, pt, "")
+	const messages, words = 32, 1 << 17 // 32 MiB in all, far more than the socket buffers
+	sent := make(chan error, 1)
+	go func() {
+		data := make([]int64, words)
+		for i := range messages {
+			for k := range data {
+				data[k] = int64(i*words + k)
+			}
+			m, err := sp.NewMessage(ctx)
+			if err == nil {
+				err = m.WriteArray(data)
+			}
+			if m != nil {
+				if _, ferr := m.Finish(); err == nil {
+					err = ferr
+				}
+			}
+			if err != nil {
+				sent <- err
+				return
+			}
+		}
+		sent <- nil
+	}()
+	// Nobody reads until the event loop waits for the full socket.
+	for seen.fulls.Load() == 0 {
+		select {
+		case <-ctx.Done():
+			t.Fatal("the socket never filled")
+		case err := <-sent:
+			t.Fatalf("the sender finished (%v) although nobody read", err)
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	got := make([]int64, words)
+	for i := range messages {
+		m, err := rp.Receive(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := m.ReadArray(got); err != nil {
+			t.Fatalf("message %d: %v", i, err)
+		}
+		if _, err := m.Finish(); err != nil {
+			t.Fatal(err)
+		}
+		for k, v := range got {
+			if v != int64(i*words+k) {
+				t.Fatalf("message %d word %d is %d", i, k, v)
+			}
+		}
+	}
+	if err := <-sent; err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d waits for a full socket", seen.fulls.Load())
+}
+
+// TestFullSocketReceiverCloses: a wait for a full socket ends when the receiver closes
+// its port: the sender's message fails with a lost connection, and the instance closes
+// with no wait left behind (the package's leak check).
+func TestFullSocketReceiverCloses(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	pt := ipl.MustPortType(ipl.ConnectionOneToOne, ipl.SerializationData, ipl.ReceiveExplicit,
+		ipl.CommunicationReliable, ipl.CommunicationFIFO)
+	seen := withHooks(t)
+	ib, rp := openWithIn(ctx, t, pt, ipl.WithProperty(PropertySend, "nonblocking"), ipl.WithProperty(PropertyReceive, "blocking"),
+		ipl.WithMaxMessageSize(64<<20))
+	sp := sendToIn(ctx, t, ib, pt, "")
+	sent := make(chan error, 1)
+	go func() {
+		m, err := sp.NewMessage(ctx)
+		if err == nil {
+			err = m.WriteArray(make([]int64, 4<<20)) // 32 MiB: far more than the socket buffers
+		}
+		if m != nil {
+			if _, ferr := m.Finish(); err == nil {
+				err = ferr
+			}
+		}
+		sent <- err
+	}()
+	for seen.fulls.Load() == 0 {
+		select {
+		case <-ctx.Done():
+			t.Fatal("the socket never filled")
+		case err := <-sent:
+			t.Fatalf("the sender finished (%v) although nobody read", err)
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	if err := rp.Close(); err != nil {
+		t.Logf("closing the receive port: %v", err)
+	}
+	select {
+	case err := <-sent:
+		if !errors.Is(err, ipl.ErrConnectionLost) {
+			t.Fatalf("the sender's message ended with %v, want ErrConnectionLost", err)
+		}
+	case <-ctx.Done():
+		t.Fatal("the sender still waits after its receiver closed")
+	}
+	if err := ib.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
