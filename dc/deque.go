@@ -5,12 +5,12 @@ import "sync/atomic"
 // deque is a work-stealing deque (Chase and Lev, "Dynamic circular work-stealing deque",
 // SPAA 2005): its owner, the worker, pushes and pops at the bottom (the newest, smallest
 // jobs) without a lock in the common case; thieves, the dispatcher serving steal requests,
-// take from the top (the oldest, largest jobs) with a compare-and-swap. The indices are
-// atomic; the slots are plain pointers (slot_fast.go) in the way the Go scheduler's run
-// queues are: a thief reads a slot after the atomic load of bottom that published it,
-// and a value read from a slot the owner has since reused is thrown away when the
-// thief's compare-and-swap of top fails. Under the race detector the slots are atomic
-// too (slot_race.go), since it cannot know that such a read is discarded.
+// take from the top (the oldest, largest jobs) with a compare-and-swap.
+//
+// The indices and the slots are atomic. A thief may read a slot while the owner reuses
+// it; the value is thrown away when the thief's compare-and-swap of top fails. Atomic
+// slots make that read well-defined in Go's memory model, and so the race detector
+// checks the code that runs in production.
 type deque struct {
 	top    atomic.Int64 // next to steal; only grows
 	bottom atomic.Int64 // next free slot; only the owner writes it
@@ -20,14 +20,14 @@ type deque struct {
 // ring is the deque's circular buffer; its size is a power of two.
 type ring struct {
 	mask  int64
-	slots []slot
+	slots []atomic.Pointer[task]
 }
 
 func newRing(size int64) *ring {
-	return &ring{mask: size - 1, slots: make([]slot, size)}
+	return &ring{mask: size - 1, slots: make([]atomic.Pointer[task], size)}
 }
 
-func (r *ring) at(i int64) *slot { return &r.slots[i&r.mask] }
+func (r *ring) at(i int64) *atomic.Pointer[task] { return &r.slots[i&r.mask] }
 
 func newDeque() *deque {
 	d := &deque{}
@@ -43,12 +43,12 @@ func (d *deque) push(t *task) {
 	if b-top > r.mask {
 		g := newRing(2 * (r.mask + 1))
 		for i := top; i < b; i++ {
-			g.at(i).store(r.at(i).load())
+			g.at(i).Store(r.at(i).Load())
 		}
 		d.ring.Store(g)
 		r = g
 	}
-	r.at(b).store(t)
+	r.at(b).Store(t)
 	d.bottom.Store(b + 1)
 }
 
@@ -62,7 +62,7 @@ func (d *deque) pop() *task {
 		d.bottom.Store(top)
 		return nil
 	}
-	t := d.ring.Load().at(b).load()
+	t := d.ring.Load().at(b).Load()
 	if b > top {
 		return t
 	}
@@ -83,7 +83,7 @@ func (d *deque) steal() *task {
 		if top >= b {
 			return nil
 		}
-		t := d.ring.Load().at(top).load()
+		t := d.ring.Load().at(top).Load()
 		if d.top.CompareAndSwap(top, top+1) {
 			return t
 		}

@@ -31,57 +31,8 @@ func (r *Reader) ReadArray(dst any) error {
 	if !r.isData() {
 		return r.kind.needData("ReadArray(" + typeName(dst) + ")")
 	}
-	switch d := dst.(type) {
-	case []bool:
-		return readSlice(r, d, eBool)
-	case []int8:
-		return readSlice(r, d, eInt8)
-	case []int16:
-		return readSlice(r, d, eInt16)
-	case []uint16:
-		return readSlice(r, d, eUint16)
-	case []int32:
-		return readSlice(r, d, eInt32)
-	case []uint32:
-		return readSlice(r, d, eUint32)
-	case []int64:
-		return readSlice(r, d, eInt64)
-	case []uint64:
-		return readSlice(r, d, eUint64)
-	case []int:
-		return readSlice(r, d, eInt)
-	case []uint:
-		return readSlice(r, d, eUint)
-	case []float32:
-		return readSlice(r, d, eFloat32)
-	case []float64:
-		return readSlice(r, d, eFloat64)
-	case [][]bool:
-		return read2D(r, d, eBool)
-	case [][]uint8:
-		return read2D(r, d, eUint8)
-	case [][]int8:
-		return read2D(r, d, eInt8)
-	case [][]int16:
-		return read2D(r, d, eInt16)
-	case [][]uint16:
-		return read2D(r, d, eUint16)
-	case [][]int32:
-		return read2D(r, d, eInt32)
-	case [][]uint32:
-		return read2D(r, d, eUint32)
-	case [][]int64:
-		return read2D(r, d, eInt64)
-	case [][]uint64:
-		return read2D(r, d, eUint64)
-	case [][]int:
-		return read2D(r, d, eInt)
-	case [][]uint:
-		return read2D(r, d, eUint)
-	case [][]float32:
-		return read2D(r, d, eFloat32)
-	case [][]float64:
-		return read2D(r, d, eFloat64)
+	if handled, err := r.readArray(dst); handled {
+		return err
 	}
 	return fmt.Errorf("%w: ReadArray: %s is not a slice or 2-D slice of a primitive type (ReadObject takes other values)",
 		ErrUnsupported, typeName(dst))

@@ -31,66 +31,6 @@ func (w *Writer) WriteArray(slice any) error {
 	return err
 }
 
-// writeArray writes v if it is a supported 1-D or 2-D slice; tagged adds the
-// object tag and length fields of WriteObject.
-func (w *Writer) writeArray(v any, tagged bool) (bool, error) {
-	switch s := v.(type) {
-	case []bool:
-		return true, writeSlice(w, s, eBool, tagged)
-	case []uint8:
-		return true, writeSlice(w, s, eUint8, tagged)
-	case []int8:
-		return true, writeSlice(w, s, eInt8, tagged)
-	case []int16:
-		return true, writeSlice(w, s, eInt16, tagged)
-	case []uint16:
-		return true, writeSlice(w, s, eUint16, tagged)
-	case []int32:
-		return true, writeSlice(w, s, eInt32, tagged)
-	case []uint32:
-		return true, writeSlice(w, s, eUint32, tagged)
-	case []int64:
-		return true, writeSlice(w, s, eInt64, tagged)
-	case []uint64:
-		return true, writeSlice(w, s, eUint64, tagged)
-	case []int:
-		return true, writeSlice(w, s, eInt, tagged)
-	case []uint:
-		return true, writeSlice(w, s, eUint, tagged)
-	case []float32:
-		return true, writeSlice(w, s, eFloat32, tagged)
-	case []float64:
-		return true, writeSlice(w, s, eFloat64, tagged)
-	case [][]bool:
-		return true, write2D(w, s, eBool, tagged)
-	case [][]uint8:
-		return true, write2D(w, s, eUint8, tagged)
-	case [][]int8:
-		return true, write2D(w, s, eInt8, tagged)
-	case [][]int16:
-		return true, write2D(w, s, eInt16, tagged)
-	case [][]uint16:
-		return true, write2D(w, s, eUint16, tagged)
-	case [][]int32:
-		return true, write2D(w, s, eInt32, tagged)
-	case [][]uint32:
-		return true, write2D(w, s, eUint32, tagged)
-	case [][]int64:
-		return true, write2D(w, s, eInt64, tagged)
-	case [][]uint64:
-		return true, write2D(w, s, eUint64, tagged)
-	case [][]int:
-		return true, write2D(w, s, eInt, tagged)
-	case [][]uint:
-		return true, write2D(w, s, eUint, tagged)
-	case [][]float32:
-		return true, write2D(w, s, eFloat32, tagged)
-	case [][]float64:
-		return true, write2D(w, s, eFloat64, tagged)
-	}
-	return false, nil
-}
-
 // sizeOf is the in-memory size of T.
 func sizeOf[T any]() int {
 	var zero T
