@@ -15,6 +15,7 @@ import (
 
 	"github.com/ibisgo/ibis/impl/internal/core"
 	"github.com/ibisgo/ibis/impl/internal/sockets"
+	"github.com/ibisgo/ibis/impl/nio/internal/inbox"
 	"github.com/ibisgo/ibis/internal/fsm"
 	"github.com/ibisgo/ibis/ipl"
 )
@@ -24,8 +25,8 @@ import (
 //
 // Flow control: gnet reads every readable socket and has no way to pause one, so a
 // receiver that falls behind would buffer without bound. When the inbox says it is full
-// (its own or its port's high water: core.InboxHighWater, core.PortHighWater; when each
-// resumes is described in impl/internal/core/inbox.go), the event loop keeps a dup of
+// (its own or its port's high water: inbox.InboxHighWater, inbox.PortHighWater; when
+// each resumes is described in internal/inbox), the event loop keeps a dup of
 // the socket and lets gnet drop the connection, which removes it from epoll: the
 // kernel's receive buffer fills and TCP stops the sender. Resuming enrolls the
 // duplicate with the event loop again. A resume that comes before the pause took effect
@@ -40,7 +41,7 @@ import (
 // a failed enrolment: the inbox calls resume without its own locks held, so this
 // cannot cycle.
 type inbound struct {
-	box *core.Inbox
+	box *inbox.Inbox
 	eng *engine
 
 	enrolMu sync.Mutex // one enrolment at a time: each checks that its own registration happened

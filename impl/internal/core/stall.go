@@ -325,8 +325,8 @@ func (d *watchdog) look(ic *inConn, now time.Time) (dying bool) {
 // finished) does not wait, so its connection is not drained.
 func (d *watchdog) drained(ic *inConn, progress uint64, waiting bool) bool {
 	w := ic.watch
-	if b, ok := ic.delivery().(*Inbox); ok && !b.holdsNothing() {
-		waiting = false // whole messages wait in the inbox: they go first
+	if via := ic.delivery(); via != nil && via.Holds() {
+		waiting = false // whole messages wait in the connection's buffers: they go first
 	}
 	twice := waiting && w.idle && w.idleAt == progress
 	w.idle, w.idleAt = waiting, progress
@@ -340,26 +340,6 @@ func (d *watchdog) drained(ic *inConn, progress uint64, waiting bool) bool {
 		}
 	}
 	return true
-}
-
-// cutErr returns why the stall watchdog cut the inbox's connection, or nil.
-func (b *Inbox) cutErr() error {
-	if b.ic == nil || b.ic.watch == nil { // an inbox made without a port (unit tests)
-		return nil
-	}
-	return b.ic.watch.cutErr()
-}
-
-// holdsNothing reports whether the inbox holds nothing its port could still deliver:
-// no whole message waits in it, and a reader that owns it has read all it holds. (Its
-// waiting is also true while whole messages wait ahead of a partial one.)
-func (b *Inbox) holdsNothing() bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.state == inboxOwned {
-		return b.n == 0
-	}
-	return b.starts == 0
 }
 
 // cut ends a stalled connection: its reader (if any) gets why, the sender sees the
@@ -376,12 +356,12 @@ func (d *watchdog) cut(ic *inConn, why error) {
 	// The notice goes first, while the connection is whole (an inbox's cut retires
 	// and closes it). The sender closes its end when it reads the notice; that end
 	// reaches the reader as why, not as the socket's end: the guard of a stream and
-	// Inbox.End give the watchdog's reason once it is set.
+	// a transport's Source (Acceptance.CutErr) give the watchdog's reason once it is set.
 	if cn, ok := ic.c.(CutNotifier); ok {
 		cn.NotifyCut(cutNotice(ic.taken.Load()))
 	}
 	if via := ic.delivery(); via != nil {
-		via.cut(why)
+		via.Cut(why)
 	}
 	_ = ic.c.Close()
 }
@@ -392,7 +372,7 @@ func (d *watchdog) cut(ic *inConn, why error) {
 // it; a connection paused for flow control waits for nothing.
 func (ic *inConn) waiting() (waiting, mid bool) {
 	if via := ic.delivery(); via != nil {
-		return via.waiting()
+		return via.Waiting()
 	}
 	return false, false // not handed over yet: nobody reads it
 }

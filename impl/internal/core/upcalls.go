@@ -1,6 +1,7 @@
 package core
 
 import (
+	"context"
 	"fmt"
 
 	"go.uber.org/zap"
@@ -64,7 +65,7 @@ func (p *ReceivePort) dispatch(stop chan struct{}) {
 			return
 		default:
 		}
-		m, why := p.next(nil, stop, true)
+		m, why := p.next(context.Background(), stop, true)
 		if why != gotMessage {
 			p.token.release()
 			return

@@ -1,4 +1,4 @@
-package core
+package inbox
 
 import (
 	"fmt"
@@ -7,39 +7,12 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/ibisgo/ibis/impl/internal/core"
 	"github.com/ibisgo/ibis/internal/fsm"
 	"github.com/ibisgo/ibis/internal/wake"
 	"github.com/ibisgo/ibis/ipl"
 	"github.com/ibisgo/ibis/serialization"
 )
-
-// Push-mode connections: an event loop reads the socket and pushes the bytes into the
-// connection's Inbox; no goroutine waits on the connection. The receive port keeps a
-// FIFO of inboxes whose next message can be started without waiting (its first packet
-// is whole, or is a bulk packet whose body the reader streams; on a many-to-one port,
-// a message of up to WholeMessageLimit only once it is whole), and whoever receives
-// takes the next inbox from it (pending.go) and starts its message on its own
-// goroutine. An inbox is on that FIFO at most once and never while a message of it is
-// live, which keeps each connection FIFO. The inbox follows the packet headers as they
-// pass (serialization.Scanner, the code the Reader takes its headers through), so it
-// refuses at a header what a reader would refuse, with the reader's own errors. A
-// connection whose end, goodbye or invalid bytes come next, with nothing startable
-// before them, is retired by the event loop at once, as a reader goroutine would
-// (lost-connection handlers run, ConnectedTo shrinks), without waiting for a receive.
-// So a Receive never scans the connections, a sender that stalls halfway through a
-// message that has not been handed out holds up nobody, and a thousand idle senders
-// cost a thousand small structs, not a thousand goroutines and read buffers (an idle
-// inbox holds no buffer).
-//
-// A reader that waits for a large read with nothing buffered posts its slice, and the
-// transport's bytes go straight into it; a transport may also read its socket into
-// the inbox itself (FillFrom): inbox_posted.go.
-//
-// An inbox's lifecycle is one typed state (inboxState: idle, queued, owned, retired)
-// and its flow control another (inboxFlow: on, paused, parked, with the water marks
-// below), each with its legal moves in one table. This comment, the constants and
-// those tables are the one description of push-mode receive and its flow control;
-// docs/DESIGN.md and impl/nio point here.
 
 const (
 	// inboxChunk is the smallest buffer an inbox allocates for pushed bytes.
@@ -48,28 +21,24 @@ const (
 	// transport to stop reading the connection; it resumes once the reader has taken
 	// it below InboxLowWater. PortHighWater bounds the unread bytes of all the inboxes
 	// of one port: past it, every inbox that pushes more is parked, and once the port
-	// is below PortLowWater the parked ones are resumed oldest first, only as many as
-	// the budget has room for (ReceivePort.unpark). Only an inbox whose next message
-	// can start (or that is being read) is paused, so a paused inbox is always on its
-	// way to being drained. How the transport stops reading a socket is its own
-	// business (impl/nio/inbound.go: a dup'd descriptor taken off the event loop).
+	// is below PortLowWater the parked ones are resumed oldest first, as many as the
+	// budget has room for (Queue.unpark). Only an inbox whose next message can start
+	// (or that is being read) is paused, so a paused inbox is always on its way to
+	// being drained. How the transport stops reading a socket is its own business.
 	InboxHighWater = 1 << 20
 	InboxLowWater  = 256 << 10
-	PortHighWater  = 4 << 20
+	PortHighWater  = core.PortHighWater
 	PortLowWater   = 2 << 20
 )
 
-// Inbox is the receive side of a push-mode connection. The transport calls Push with
+// Inbox is the receive side of a pushed connection. The transport calls Push with
 // bytes as they arrive and End when the connection ends; the receive port reads them.
 //
-// Lock order: mu is a leaf. Nothing under it takes another lock: the port's pending
-// FIFO and parked list, the connection's retirement and the transport's resume
-// function are reached only once it is released (take1, park, resumed). It is taken
-// under a message's mu (readMessage.Finish reads the rest of the message through Read)
-// and, in impl/nio, under an inbound's enrolMu (End after a failed enrolment).
+// Locks: mu is a leaf: the queue, the connection's retirement and the transport's
+// resume function are reached only once it is released.
 type Inbox struct {
-	port *ReceivePort
-	ic   *inConn
+	q *Queue
+	c conn // the accepted connection (a *core.Acceptance)
 
 	mu     sync.Mutex
 	chunks []chunk // unread bytes, oldest first; chunks[0].b[off:] is next
@@ -91,7 +60,7 @@ type Inbox struct {
 	starts int // messages not yet read whose start can be read without waiting
 	// tail is the message the scan is in, not yet counted in starts: on a many-to-one
 	// port one of at most WholeMessageLimit bytes counts once it is whole
-	// (readahead.go has the rule).
+	// (core.WholeMessageLimit has the rule).
 	tail tailScan
 
 	// post is the slice of a reader that waits for a large read with nothing
@@ -156,10 +125,8 @@ func move[S interface {
 	fmt.Stringer
 }](b *Inbox, what string, cur *S, next S) {
 	if from := *cur; !fsm.Move(cur, next) {
-		if b.port.log != nil {
-			b.port.log.DPanic("inbox moves where its table has no arrow", zap.String("what", what),
-				zap.Stringer("from", from), zap.Stringer("to", next), zap.Stringer("from_sender", b.ic.from))
-		}
+		b.c.Logger().DPanic("inbox moves where its table has no arrow", zap.String("what", what),
+			zap.Stringer("from", from), zap.Stringer("to", next), zap.Stringer("from_sender", b.c.From()))
 		*cur = next
 	}
 }
@@ -217,19 +184,38 @@ func (b *Inbox) resumed() func() {
 	return b.resume
 }
 
-// Inbox switches an accepted connection to push mode and returns its inbox; the
-// transport then calls Push and End instead of Serve. resume, when not nil, is called
-// (without locks held) after Push reported the inbox full and the reader has since
-// drained it below InboxLowWater.
-func (a *Acceptance) Inbox(resume func()) *Inbox {
-	p := a.port
-	// The scan stops where the reader would: both get the same limits.
-	limits := serialization.WithReaderMaxMessageSize(p.in.cfg.MaxMessageSize)
-	b := &Inbox{port: p, ic: a.ic, wake: make(chan struct{}, 1), resume: resume,
-		scan: serialization.NewScanner(limits)}
-	a.ic.rd = serialization.NewReader(p.kind, b, limits)
-	a.ic.setDelivery(b)
+// conn is what an inbox uses of its accepted connection: core.Acceptance's hooks for a
+// transport's own source.
+type conn interface {
+	Progress()
+	CutErr() error
+	Retire(err error)
+	Closed() <-chan struct{}
+	Port() ipl.ReceivePortIdentifier
+	From() ipl.SendPortIdentifier
+	Logger() *zap.Logger
+}
+
+// New hands an accepted connection of a port whose source is a Queue (NewQueue) over
+// to a new inbox and returns it; the transport then calls Push and End. resume, when
+// not nil, is called (without locks held) after Push reported the inbox full and the
+// reader has since drained it below InboxLowWater. It returns nil when the port has no
+// Queue (the connection was dropped).
+func New(acc *core.Acceptance, resume func()) *Inbox {
+	q, ok := acc.Source().(*Queue)
+	if !ok {
+		acc.Abort(fmt.Errorf("%w: receive port %s reads no inboxes", ipl.ErrUnsupported, acc.Port()))
+		return nil
+	}
+	b := newInbox(q, acc, resume, acc.MaxMessageSize())
+	acc.Deliver(b, b)
 	return b
+}
+
+// newInbox makes an inbox of q for c whose scan stops where the port's reader does.
+func newInbox(q *Queue, c conn, resume func(), maxMessage int64) *Inbox {
+	return &Inbox{q: q, c: c, wake: make(chan struct{}, 1), resume: resume,
+		scan: serialization.NewScanner(serialization.WithReaderMaxMessageSize(maxMessage))}
 }
 
 // Push hands the inbox bytes read from the connection; it copies them, so the caller
@@ -269,8 +255,8 @@ func (b *Inbox) push(p []byte, adopt *fillBuf) (full bool) {
 		b.store(p)
 	}
 	b.scanPushed(p)
-	b.ic.watch.progress.Add(1)
-	total := b.port.push.buffered.Add(int64(len(p)))
+	b.c.Progress()
+	total := b.q.buffered.Add(int64(len(p)))
 	park := false
 	if b.starts > 0 || b.state == inboxOwned {
 		switch {
@@ -287,7 +273,7 @@ func (b *Inbox) push(p []byte, adopt *fillBuf) (full bool) {
 	step, why := b.stepLocked()
 	b.mu.Unlock()
 	if park {
-		b.port.park(b)
+		b.q.park(b)
 	}
 	b.take1(step, why)
 	return full
@@ -355,8 +341,8 @@ func (b *Inbox) scanPushed(p []byte) {
 		if ev&serialization.ScanStart != 0 {
 			t.begun = true
 		}
-		if t.begun && !t.counted && (ev&serialization.ScanEnd != 0 || !b.port.manyToOne ||
-			t.bytes > WholeMessageLimit || b.port.push.buffered.Load() >= PortHighWater) {
+		if t.begun && !t.counted && (ev&serialization.ScanEnd != 0 || !b.q.manyToOne ||
+			t.bytes > core.WholeMessageLimit || b.q.buffered.Load() >= PortHighWater) {
 			b.starts++
 			t.counted = true
 		}
@@ -410,9 +396,9 @@ func (b *Inbox) stepLocked() (inboxStep, error) {
 func (b *Inbox) take1(step inboxStep, why error) {
 	switch step {
 	case stepQueue:
-		b.port.enqueueInbox(b)
+		b.q.pending.Push(b)
 	case stepRetire:
-		b.port.retireInbox(b, why)
+		b.retire(why)
 	}
 	wake.Poke(b.wake)
 }
@@ -437,8 +423,8 @@ func (b *Inbox) Read(p []byte) (int, error) {
 			if unpark != nil {
 				unpark()
 			}
-			if q := &b.port.push; q.nParked.Load() > 0 && q.buffered.Load() < PortLowWater {
-				b.port.unpark()
+			if q := b.q; q.nParked.Load() > 0 && q.buffered.Load() < PortLowWater {
+				q.unpark()
 			}
 			if posted {
 				m, err := b.awaitPosted()
@@ -474,8 +460,8 @@ func (b *Inbox) Read(p []byte) (int, error) {
 		}
 		select {
 		case <-b.wake:
-		case <-b.port.closed:
-			return 0, fmt.Errorf("receive port %s: %w", b.port.id, ipl.ErrClosed)
+		case <-b.c.Closed():
+			return 0, fmt.Errorf("receive port %s: %w", b.c.Port(), ipl.ErrClosed)
 		}
 	}
 }
@@ -499,7 +485,7 @@ func (b *Inbox) take(p []byte) int {
 		b.chunks = nil
 	}
 	b.n -= n
-	b.port.push.buffered.Add(-int64(n))
+	b.q.buffered.Add(-int64(n))
 	return n
 }
 
@@ -513,7 +499,7 @@ func (b *Inbox) discard() {
 	b.chunks, b.off, b.n = nil, 0, 0
 	b.mu.Unlock()
 	if n > 0 {
-		b.port.push.buffered.Add(-int64(n))
+		b.q.buffered.Add(-int64(n))
 	}
 }
 
@@ -556,11 +542,11 @@ func (b *Inbox) released() {
 	b.take1(step, why)
 }
 
-// waiting reports, for the stall watchdog, whether the inbox waits for bytes from its
+// Waiting reports, for the stall watchdog, whether the inbox waits for bytes from its
 // sender: it holds nothing its port can deliver (or its reader has read all it holds),
 // and whether it is inside a message that has begun to arrive. A paused inbox waits for
 // nothing: the event loop stopped reading it.
-func (b *Inbox) waiting() (waiting, mid bool) {
+func (b *Inbox) Waiting() (waiting, mid bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.flow != flowOn || b.ended || b.state == inboxRetired {

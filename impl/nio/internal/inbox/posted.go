@@ -1,4 +1,4 @@
-package core
+package inbox
 
 import (
 	"fmt"
@@ -86,7 +86,7 @@ func (b *Inbox) posted(n int) {
 	}
 	b.scanPushed(b.post[b.postN : b.postN+n])
 	b.postN += n
-	b.ic.watch.progress.Add(1)
+	b.c.Progress()
 }
 
 // FillFrom lets the transport read the connection into the inbox itself: straight
@@ -128,7 +128,7 @@ func (b *Inbox) FillFrom(read func(p []byte) (int, error), more bool) (full bool
 			more = true // the socket had bytes: there may be more
 			continue
 		}
-		if !more || b.n >= InboxHighWater || b.port.push.buffered.Load() >= PortHighWater {
+		if !more || b.n >= InboxHighWater || b.q.buffered.Load() >= PortHighWater {
 			b.mu.Unlock()
 			return false, nil
 		}
@@ -217,7 +217,7 @@ func (b *Inbox) awaitPosted() (int, error) {
 		var closed bool
 		select {
 		case <-b.wake:
-		case <-b.port.closed:
+		case <-b.c.Closed():
 			closed = true
 		}
 		b.mu.Lock()
@@ -229,7 +229,7 @@ func (b *Inbox) awaitPosted() (int, error) {
 		b.post, b.postN = nil, 0
 		b.mu.Unlock()
 		if closed {
-			return n, fmt.Errorf("receive port %s: %w", b.port.id, ipl.ErrClosed)
+			return n, fmt.Errorf("receive port %s: %w", b.c.Port(), ipl.ErrClosed)
 		}
 		return n, nil
 	}
@@ -263,6 +263,6 @@ func (f *fillBuf) release() {
 	case r == 0:
 		fillPool.Put(f)
 	case r < 0:
-		panic("core: inbox fill buffer released more often than taken")
+		panic("inbox: fill buffer released more often than taken")
 	}
 }
