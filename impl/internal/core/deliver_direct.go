@@ -47,10 +47,6 @@ type directDelivery struct {
 
 var _ Delivery = (*directDelivery)(nil)
 
-// errConnEnded tells Receive that the direct connection ended and it should wait for
-// another sender.
-var errConnEnded = errors.New("core: direct connection ended")
-
 // directCapable reports whether a port of type pt may be read directly.
 func directCapable(pt ipl.PortType) bool {
 	return !pt.ManyToOne() && pt.Has(ipl.ReceiveExplicit) &&

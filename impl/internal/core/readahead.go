@@ -25,8 +25,8 @@ import (
 // KiB) is only scanned, not copied; a longer one is read into a buffer of the
 // connection's, taken from a pool and grown as its bytes arrive, and given back once
 // the program has read it. A transport's own Source follows the same rule
-// (impl/nio/internal/inbox). Other ports (one-to-one, one-to-many) have only one sender, and keep handing out a
-// message at its first packet.
+// (impl/nio/internal/inbox). Other ports (one-to-one, one-to-many) have only one
+// sender, and keep handing out a message at its first packet.
 const WholeMessageLimit = 256 << 10
 
 // PortHighWater bounds the bytes one port holds read ahead of its receiver.
@@ -53,7 +53,7 @@ type aheadSource interface {
 // is the same goroutine's turn: the goroutine waits while the program reads).
 type readAhead struct {
 	src  aheadSource
-	held *atomic.Int64 // the bytes of all the port's read-ahead buffers
+	held *atomic.Int64         // the bytes of all the port's read-ahead buffers
 	g    *guardedReader        // the stall guard, which fill reports its waits to
 	scan serialization.Scanner // a fresh scanner with the reader's limits
 	buf  []byte                // bytes read ahead; buf[off:] not yet read

@@ -21,10 +21,9 @@ import (
 // the port is made (source.go). The token (token.go) makes sure at most one message
 // lives.
 //
-// Locks: acceptMu serialises connection decisions (accept) and is taken before mu; mu
-// guards the connection lists and upcall state and
-// is held only for bookkeeping, never across a wait for another goroutine or a call
-// into the program.
+// Locks: acceptMu serialises connection decisions (accept) and is taken before mu. mu
+// guards the connection lists and the upcall state; it is held for bookkeeping only,
+// never across a wait for another goroutine or a call into the program.
 type ReceivePort struct {
 	stats portStats
 	in    *Instance

@@ -64,7 +64,7 @@ type Inbox struct {
 	tail tailScan
 
 	// post is the slice of a reader that waits for a large read with nothing
-	// buffered (inbox_posted.go): the next bytes of the stream go straight into it,
+	// buffered (posted.go): the next bytes of the stream go straight into it,
 	// postN of them so far. nil when no read is posted.
 	post  []byte
 	postN int
@@ -518,12 +518,11 @@ func (b *Inbox) unparked() func() {
 // next.
 //
 // A paused inbox with no message left to start would never be read again: the bytes
-// it holds are the unfinished start of its next message, and only the connection can
-// finish it. It is resumed here, whatever the port's budget says; otherwise a port
-// whose budget is held by such starts stalls for good (a hundred senders of 56 KB
-// messages did). Its bytes stay bounded: until its next message can start it is not
-// paused again, and an unfinished start is at most one packet or, on a many-to-one
-// port, WholeMessageLimit and a push.
+// it holds are the unfinished start of its next message, which only the connection can
+// finish. So it is resumed here, whatever the port's budget says, or a port whose
+// budget such starts hold would stall for good. Its bytes stay bounded: it is not
+// paused again until its next message can start, and an unfinished start is at most
+// one packet or, on a many-to-one port, WholeMessageLimit and a push.
 func (b *Inbox) released() {
 	b.mu.Lock()
 	if b.starts > 0 {

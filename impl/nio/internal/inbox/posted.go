@@ -37,7 +37,7 @@ import (
 
 const (
 	// PostMin is the smallest read that is posted; a smaller one takes the bytes
-	// through the inbox's chunks, as before, where waking for each push costs
+	// through the inbox's chunks, where waking for each push costs
 	// little against the read.
 	PostMin = 64 << 10
 	// fillMax bounds what FillFrom reads in one call, so that one connection
@@ -164,10 +164,9 @@ func (b *Inbox) FillFrom(read func(p []byte) (int, error), more bool) (full bool
 // unpin gives a fill buffer back at once when the inbox will hold its chunks for a
 // while: paused or parked (its port is behind), or holding only the unfinished start
 // of a message. Its chunks of buf become copies of their own, so that a connection
-// that waits pins the bytes it holds, not a fillBufSize buffer per connection (a
-// thousand parked senders of 56 KB messages pinned 294 MB). An inbox whose message is
-// being read, or that waits its turn with its flow on, keeps the chunks as they are:
-// they are read soon.
+// that waits pins the bytes it holds, not a fillBufSize buffer per connection. An
+// inbox whose message is being read, or that waits its turn with its flow on, keeps
+// the chunks as they are: they are read soon.
 func (b *Inbox) unpin(buf *fillBuf) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
