@@ -73,14 +73,14 @@ type Inbox struct {
 }
 
 // inboxState is who has an inbox: nobody (it waits for the start of its next
-// message), the port's pending list, a receiver, or nobody for good.
+// message), the port's queue, a receiver, or nobody for good.
 //
 //	idle    --its next message can start (stepLocked)--------------> queued
 //	idle    --its end, goodbye or bad bytes come next (stepLocked)--> retired
-//	queued  --a receiver takes it (popInbox)------------------------> owned
+//	queued  --a receiver takes it (Queue.pop)-----------------------> owned
 //	owned   --the receiver finished the message (released)----------> idle
-//	owned   --the message failed or could not start (retireInbox)---> retired
-//	retired --retireInbox, after stepLocked retired it (take1)------> retired
+//	owned   --the message failed or could not start (retire)--------> retired
+//	retired --retire, after stepLocked retired it (take1)-----------> retired
 //
 // stepLocked, which Push, End and released call, moves only an idle inbox: a queued
 // or owned one belongs to the port's receivers, which alone move it on, so an inbox
@@ -90,7 +90,7 @@ type inboxState uint8
 // The states of an inbox.
 const (
 	inboxIdle    inboxState = iota // no message to start yet: the inbox waits for bytes
-	inboxQueued                    // on the port's pending list: its next message can start
+	inboxQueued                    // on the port's queue: its next message can start
 	inboxOwned                     // a receiver reads a message of it
 	inboxRetired                   // the port dropped the connection: nothing more to do
 	numInboxStates
@@ -144,7 +144,7 @@ func move[S interface {
 //	paused --released: no message left to start-----------------> on
 //	parked --unpark, or its reader is about to wait (Read),
 //	         or no message left to start (released)--------------> on
-//	parked --retireInbox: the port no longer resumes it---------> paused
+//	parked --retire: the port no longer resumes it--------------> paused
 //
 // Only an inbox whose next message can start, or that is being read, is paused (see
 // InboxHighWater), so a paused inbox is always on its way to being drained.
@@ -358,7 +358,7 @@ type inboxStep int
 // Steps an inbox can need after a change.
 const (
 	stepNone   inboxStep = iota
-	stepQueue            // its next message can start: on the port's pending list
+	stepQueue            // its next message can start: on the port's queue
 	stepRetire           // its next item is its end: the port drops the connection now
 )
 
