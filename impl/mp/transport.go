@@ -103,6 +103,12 @@ func newTransport(eng *mpi.Engine, log *zap.Logger, embedded *registry.Server, o
 	}
 }
 
+// Capabilities: mp has no data sockets to secure (its registry connection speaks TLS
+// when the pool does), and its streams take read deadlines.
+func (t *transport) Capabilities() core.Capabilities {
+	return core.Capabilities{TLS: true, DirectReads: true}
+}
+
 // Start installs the engine's message handler and returns this rank's address.
 func (t *transport) Start(acc core.Acceptor) (string, error) {
 	t.acc = acc

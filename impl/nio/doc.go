@@ -39,12 +39,12 @@
 //     the handshake is done; the handshake is read from the socket itself, unbuffered,
 //     so nothing of the stream is consumed before the event loop owns it.
 //   - Nonblocking and thread receive (inbound.go): the event loop pushes what it reads
-//     into the connection's core.Inbox (push-mode receive and its flow control are
-//     described in impl/internal/core/inbox.go); a full inbox stops the socket being
-//     read (pause.go). On a busy socket, or when a receiver waits for a large array,
-//     the loop then reads the socket itself (posted.go): straight into the receiver's
+//     into the connection's inbox (push-mode receive and its flow control are
+//     described in internal/inbox); a full inbox stops the socket being read
+//     (pause.go). On a busy socket, or when a receiver waits for a large array, the
+//     loop then reads the socket itself (posted.go): straight into the receiver's
 //     slice, one copy out of the kernel as a blocking reader has
-//     (impl/internal/core/inbox_posted.go), else into pooled buffers the inbox keeps.
+//     (internal/inbox/posted.go), else into pooled buffers the inbox keeps.
 //   - Nonblocking and thread send: queued.go (the queue, its bounds and the event
 //     loop's writes), direct.go (the sender writing the socket itself while nothing
 //     is queued) and writable.go (waiting for a full socket).

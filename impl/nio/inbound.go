@@ -12,6 +12,7 @@ import (
 
 	"github.com/ibisgo/ibis/impl/internal/core"
 	"github.com/ibisgo/ibis/impl/internal/sockets"
+	"github.com/ibisgo/ibis/impl/nio/internal/inbox"
 	"github.com/ibisgo/ibis/internal/fsm"
 	"github.com/ibisgo/ibis/ipl"
 )
@@ -31,7 +32,7 @@ import (
 // a failed enrolment: the inbox calls resume without its own locks held, so this
 // cannot cycle.
 type inbound struct {
-	box *core.Inbox
+	box *inbox.Inbox
 	eng *engine
 
 	enrolMu sync.Mutex // one enrolment at a time: each checks that its own registration happened

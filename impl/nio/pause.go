@@ -14,7 +14,7 @@ import (
 // Pausing an inbound connection. gnet reads every readable socket it holds and has no
 // way to stop reading one (gnet issue #722, closed unresolved), so a receiver that
 // falls behind would make the event loop buffer without bound. When the inbox says it
-// is full (core.InboxHighWater, core.PortHighWater), the event loop keeps a duplicate
+// is full (inbox.InboxHighWater, inbox.PortHighWater), the event loop keeps a duplicate
 // of the descriptor (inbound.fd) and lets gnet drop the connection, which removes it
 // from epoll: the kernel's receive buffer fills and TCP holds the sender back. While
 // paused, Close, NotifyCut and Pending use the duplicate. Resuming re-enrols the

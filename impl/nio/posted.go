@@ -7,7 +7,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The event loop reads a busy socket itself (impl/internal/core/inbox_posted.go): when
+// The event loop reads a busy socket itself (internal/inbox/posted.go): when
 // a receiver waits for a large array with nothing buffered, its slice is lent to the
 // connection's inbox and the socket is read straight into it; when gnet's read filled
 // its buffer (more is likely to wait) the socket is read into pooled buffers that the
@@ -19,7 +19,7 @@ import (
 // unread keeps the descriptor readable, and gnet's level-triggered poller calls
 // OnTraffic again for it.
 
-// socketReader returns a read for core.Inbox.FillFrom on the descriptor fd: (0, nil)
+// socketReader returns a read for inbox.Inbox.FillFrom on the descriptor fd: (0, nil)
 // when the socket has nothing more now, io.EOF at its end.
 func socketReader(fd int) func(p []byte) (int, error) {
 	return func(p []byte) (int, error) {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ibisgo/ibis/impl/internal/core"
 	"github.com/ibisgo/ibis/impl/internal/sockets"
+	"github.com/ibisgo/ibis/impl/nio/internal/inbox"
 	"github.com/ibisgo/ibis/ipl"
 )
 
@@ -48,6 +49,22 @@ func newTransport(cfg *ipl.Config, ch chooser, loops int, spin time.Duration) *t
 func (t *transport) CheckSendPort(pt ipl.PortType) error {
 	_, err := t.ch.sendFlavour(pt)
 	return err
+}
+
+// Capabilities: gnet reads the sockets of the queued flavours itself, so nio's data
+// connections cannot speak TLS; blocking receive ports are read directly where their
+// type allows, and the others' connections are pushed into inboxes (internal/inbox).
+func (t *transport) Capabilities() core.Capabilities {
+	return core.Capabilities{DirectReads: true, Source: t.source}
+}
+
+// source is the message source of a receive port of type pt: a queue of inboxes for
+// the flavours an event loop reads, nil (a stream per connection) for blocking.
+func (t *transport) source(pt ipl.PortType) core.Source {
+	if f, err := t.ch.receiveFlavour(pt); err != nil || f == Blocking {
+		return nil
+	}
+	return inbox.NewQueue(pt)
 }
 
 // CheckReceivePort refuses port types a flavour cannot serve.
@@ -150,7 +167,9 @@ func (t *transport) serve(c net.Conn) {
 		acc.ServeDirect(sockets.Stream{Reader: bufio.NewReaderSize(sockets.NewSpinReader(c, t.spin), sockets.ReadBufferSize), C: c})
 		return
 	}
-	ib.box = acc.Inbox(ib.resume)
+	if ib.box = inbox.New(acc, ib.resume); ib.box == nil {
+		return
+	}
 	handedOver = true
 	ib.enroll(c)
 }

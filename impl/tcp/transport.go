@@ -42,6 +42,11 @@ func (t *transport) Start(acc core.Acceptor) (string, error) {
 	return ln.Addr().String(), nil
 }
 
+// Capabilities: the sockets are Go's net.Conns, so they take TLS and read deadlines.
+func (t *transport) Capabilities() core.Capabilities {
+	return core.Capabilities{TLS: true, DirectReads: true}
+}
+
 // serve runs the handshake of an incoming connection and then reads its messages.
 func (t *transport) serve(c net.Conn) {
 	defer c.Close()

@@ -3,7 +3,6 @@ package core
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -14,44 +13,51 @@ import (
 	"github.com/ibisgo/ibis/serialization"
 )
 
-// directDelivery is the delivery of a connection that Receive reads itself
-// (Acceptance.ServeDirect): on a one-to-one port with explicit receipt only, Receive
-// reads the connection on the caller's goroutine, as the blocking flavour of NioIbis
-// does, instead of taking a message from a reader goroutine. That saves a goroutine
-// hand-off (and on a busy machine a wake-up of another thread) per message, which is
-// most of the latency Ibis adds to a raw socket (docs/PERFORMANCE.md). The transport's
-// stream must be peekable and take read deadlines (DirectStream): a cancelled context
-// sets a read deadline, and the next header is first peeked, so a cancelled Receive
-// consumes nothing and leaves the stream intact. The transport's goroutine parks in
-// serve until the connection ends.
+// directSource is the source of a one-to-one port with explicit receipt only, over a
+// transport that declares DirectReads: Receive reads the port's connection on the
+// caller's goroutine (Acceptance.ServeDirect) instead of taking a message from a reader
+// goroutine, which saves a goroutine hand-off per message. The stream must be peekable
+// and take read deadlines (DirectStream): a cancelled Receive sets a read deadline, and
+// the next header is first peeked, so a cancelled Receive consumes nothing.
 //
-// The cost: nobody reads the connection while nobody receives. A sender that leaves
-// cleanly is noticed at the next Receive (its lost-connection upcall comes then). A
-// sender whose instance the registry reports dead is looked at then (checkDied; if the
-// port is busy, as soon as it is let go, and again after each message) and retired once
-// its end is next, so messages it finished before dying are still received. A new
-// sender's connection request probes the old connection for its goodbye or its end
-// (probeDirect), so a port whose sender left can be taken by the next one at once;
-// while a Receive is reading the old sender, the request waits up to probeBusyWait for
-// that Receive to meet the goodbye, and otherwise is told the port is taken.
+// Nobody reads the connection while nobody receives. A sender that leaves cleanly is
+// noticed at the next Receive. A sender whose instance the registry reports dead is
+// looked at then (checkDied, also whenever the port is let go) and retired once its
+// end is next, so messages it finished before dying are still received. A new sender's
+// connection request probes the old connection for its goodbye or its end (admit).
+//
+// Locks: mu is a leaf, held only to read or swap conn.
+type directSource struct {
+	port    *ReceivePort
+	mu      sync.Mutex
+	conn    *directDelivery // the connection Receive reads, nil between senders
+	arrived chan struct{}   // signals a new connection to a waiting Receive
+}
+
+// directDelivery is the delivery of the connection a directSource reads. The
+// transport's goroutine parks in serve until the connection ends.
 type directDelivery struct {
 	ic     *inConn
+	src    *directSource
 	stream DirectStream
 	ended  chan struct{} // closed once the connection is retired
 	once   sync.Once
 	died   atomic.Pointer[error] // the registry reported the sender's instance dead
 }
 
-var _ delivery = (*directDelivery)(nil)
+var _ Delivery = (*directDelivery)(nil)
 
-// errConnEnded tells Receive that the direct connection ended and it should wait for
-// another sender.
-var errConnEnded = errors.New("core: direct connection ended")
+// directCapable reports whether a port of type pt may be read directly.
+func directCapable(pt ipl.PortType) bool {
+	return !pt.ManyToOne() && pt.Has(ipl.ReceiveExplicit) &&
+		!pt.HasAny(ipl.ReceivePoll, ipl.ReceiveAutoUpcalls, ipl.ReceivePollUpcalls)
+}
 
-// directCapable reports whether the port's type allows direct receipt.
-func (p *ReceivePort) directCapable() bool {
-	return !p.pt.ManyToOne() && p.pt.Has(ipl.ReceiveExplicit) &&
-		!p.pt.HasAny(ipl.ReceivePoll, ipl.ReceiveAutoUpcalls, ipl.ReceivePollUpcalls)
+// current returns the connection Receive reads, or nil.
+func (s *directSource) current() *directDelivery {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.conn
 }
 
 // serve makes the connection the port's direct connection and parks the transport's
@@ -60,15 +66,15 @@ func (d *directDelivery) serve(s DirectStream) {
 	ic, p := d.ic, d.ic.port
 	defer ic.c.Close()
 	ic.readFrom(s)
-	p.mu.Lock()
-	p.directConn = d
-	p.mu.Unlock()
+	d.src.mu.Lock()
+	d.src.conn = d
+	d.src.mu.Unlock()
 	if cause := p.in.deadCause(ic.from.Ibis); cause != nil {
-		// Reported dead between the handshake and now: directPeerDied missed it.
+		// Reported dead between the handshake and now: peerDied missed it.
 		d.died.Store(&cause)
-		p.checkDied()
+		d.src.checkDied()
 	}
-	wake.Poke(p.connArrived)
+	wake.Poke(d.src.arrived)
 	select {
 	case <-d.ended:
 	case <-p.closed:
@@ -80,23 +86,22 @@ func (d *directDelivery) serve(s DirectStream) {
 // close.
 func (d *directDelivery) retire(err error) {
 	d.once.Do(func() {
-		p := d.ic.port
-		p.mu.Lock()
-		if p.directConn == d {
-			p.directConn = nil
+		d.src.mu.Lock()
+		if d.src.conn == d {
+			d.src.conn = nil
 		}
-		p.mu.Unlock()
-		p.connEnded(d.ic, err)
+		d.src.mu.Unlock()
+		d.ic.port.connEnded(d.ic, err)
 		close(d.ended)
 	})
 }
 
-// finished retires the connection when m broke its stream, and otherwise, when its
-// sender was reported dead, looks whether the sender's end is next (the caller holds
-// the token, as probe needs).
-func (d *directDelivery) finished(m *readMessage) {
-	if m.fatal != nil {
-		d.retire(m.fatal)
+// Finished retires the connection when the message broke its stream, and otherwise,
+// when its sender was reported dead, looks whether the sender's end is next (the
+// caller holds the token, as probe needs).
+func (d *directDelivery) Finished(fatal error) {
+	if fatal != nil {
+		d.retire(fatal)
 		_ = d.ic.c.Close()
 		return
 	}
@@ -105,51 +110,45 @@ func (d *directDelivery) finished(m *readMessage) {
 	}
 }
 
-// waiting reports the wait of the Receive reading the connection, if any.
-func (d *directDelivery) waiting() (waiting, mid bool) { return d.ic.watchWaiting() }
+// Waiting reports the wait of the Receive reading the connection, if any.
+func (d *directDelivery) Waiting() (waiting, mid bool) { return d.ic.watchWaiting() }
 
-// cut needs nothing more: closing the connection ends the Receive's read.
-func (d *directDelivery) cut(error) {}
+// Holds is false: nothing is read ahead of Receive.
+func (d *directDelivery) Holds() bool { return false }
 
-// receiveDirect is Receive for direct-capable ports; the caller holds the token.
-func (p *ReceivePort) receiveDirect(ctx context.Context) (*readMessage, error) {
+// Cut needs nothing more: closing the connection ends the Receive's read.
+func (d *directDelivery) Cut(error) {}
+
+// next is Receive's wait; only Receive takes from a direct port (its type has no poll
+// and no upcalls), so wait is always set.
+func (s *directSource) next(ctx context.Context, stop <-chan struct{}, wait bool) (*readMessage, waitResult) {
 	for {
-		p.mu.Lock()
-		d := p.directConn
-		p.mu.Unlock()
+		d := s.current()
 		if d == nil {
-			if m := p.takePush(); m != nil {
-				return m, nil
+			if !wait {
+				return nil, nothingYet
 			}
 			select {
-			case <-p.connArrived:
-				continue
-			case m := <-p.ready:
-				// A connection the transport cannot read directly delivers the usual way.
-				return m, nil
-			case <-p.push.pending.Wake():
-				// So does a push-mode connection (an event loop reads it).
-				if m := p.takePush(); m != nil {
-					return m, nil
-				}
+			case <-s.arrived:
 				continue
 			case <-ctx.Done():
-				return nil, ctxError(ctx, p.what("receive"))
-			case <-p.closed:
-				return nil, fmt.Errorf("%s: %w", p.what("receive"), ipl.ErrClosed)
+				return nil, waitDone
+			case <-stop:
+				return nil, waitDone
+			case <-s.port.closed:
+				return nil, waitClosed
 			}
 		}
-		m, err := d.next(ctx)
-		if errors.Is(err, errConnEnded) {
-			continue
+		m, why, ended := d.next(ctx)
+		if !ended {
+			return m, why
 		}
-		return m, err
 	}
 }
 
 // next starts the connection's next message on the caller's goroutine, waiting for
-// it until ctx ends; errConnEnded when the connection ended instead.
-func (d *directDelivery) next(ctx context.Context) (*readMessage, error) {
+// it until ctx ends; ended when the connection ended instead.
+func (d *directDelivery) next(ctx context.Context) (m *readMessage, why waitResult, ended bool) {
 	ic, p := d.ic, d.ic.port
 	var err error
 	// Waiting for the next header is an idle connection's wait: only a sender declared
@@ -170,7 +169,7 @@ func (d *directDelivery) next(ctx context.Context) (*readMessage, error) {
 			_ = d.stream.SetReadDeadline(time.Time{})
 			if ctx.Err() != nil && (err == nil || errors.Is(err, os.ErrDeadlineExceeded)) {
 				// Peek consumed nothing: the stream is intact for the next Receive.
-				return nil, ctxError(ctx, p.what("receive"))
+				return nil, waitDone, false
 			}
 		}
 	}
@@ -183,19 +182,19 @@ func (d *directDelivery) next(ctx context.Context) (*readMessage, error) {
 	}
 	if err != nil {
 		if p.isClosed() {
-			return nil, fmt.Errorf("%s: %w", p.what("receive"), ipl.ErrClosed)
+			return nil, waitClosed, false
 		}
 		d.retire(err)
-		return nil, errConnEnded
+		return nil, 0, true
 	}
-	m := &readMessage{port: p, ic: ic, via: d, seq: -1}
+	m = &readMessage{port: p, ic: ic, via: d, seq: -1}
 	if p.numbered {
 		if m.seq, err = ic.rd.ReadInt64(); err != nil {
 			d.retire(err)
-			return nil, errConnEnded
+			return nil, 0, true
 		}
 	}
-	return m, nil
+	return m, gotMessage, false
 }
 
 // probeWait bounds how long a probe waits for bytes that are on their way, and
@@ -212,27 +211,25 @@ const (
 	diedProbeWait = 250 * time.Millisecond
 )
 
-// probeDirect answers, for a new sender, whether the port's direct connection has
-// ended while nobody was receiving (a direct connection is only read by Receive). It
-// returns false when it cannot tell because a Receive is in progress (or a message is
-// live): that Receive sees the end itself, and accept waits a little for it.
-func (p *ReceivePort) probeDirect() (decided bool) {
-	if !p.token.tryTake() {
-		return false
+// admit looks, for a new sender, whether the port's connection has ended while nobody
+// was receiving. When a Receive is in progress (or a message is live) it cannot look:
+// that Receive may be reading the old sender's goodbye right now, so it waits up to
+// probeBusyWait for the connection to end.
+func (s *directSource) admit() {
+	if !s.port.token.tryTake() {
+		s.awaitEnd(probeBusyWait)
+		return
 	}
-	defer p.token.release()
-	p.mu.Lock()
-	d := p.directConn
-	p.mu.Unlock()
+	defer s.port.token.release()
+	d := s.current()
 	if d == nil {
-		return true
+		return
 	}
 	var died error
 	if cause := d.died.Load(); cause != nil {
 		died = *cause
 	}
 	d.probe(died)
-	return true
 }
 
 // probe looks at what the connection holds, without consuming a message, and retires
@@ -261,35 +258,33 @@ func (d *directDelivery) probe(died error) {
 	}
 }
 
-// directPeerDied marks the port's direct connection from the instance id, which the
-// registry reported dead, and looks at it at once if the port is idle (checkDied). A
-// direct connection is read only by Receive, so without this an idle port would list a
-// dead sender until the next Receive or the next sender's request. When the port is
-// busy, whoever holds it looks when it lets go (a finished message, a Receive that
-// ends without one), and a Receive in progress meets the end itself.
-func (p *ReceivePort) directPeerDied(id ipl.IbisIdentifier, cause error) {
-	p.mu.Lock()
-	d := p.directConn
-	p.mu.Unlock()
+// peerDied marks the port's connection from the instance id, which the registry
+// reported dead, and looks at it at once if the port is idle (checkDied): the
+// connection is read only by Receive, so an idle port would otherwise list a dead
+// sender until the next Receive or the next sender's request. When the port is busy,
+// whoever holds it looks when it lets go (Finished, idle).
+func (s *directSource) peerDied(id ipl.IbisIdentifier, cause error) {
+	d := s.current()
 	if d == nil || !sameIbis(d.ic.from.Ibis, id) {
 		return
 	}
 	d.died.Store(&cause)
-	p.checkDied()
+	s.checkDied()
 }
 
-// checkDied probes the direct connection of a sender reported dead, if the port is idle
-// (it takes the token without waiting). Messages the sender finished before it died are
+// idle looks at a dead sender's connection once a Receive let the port go.
+func (s *directSource) idle() { s.checkDied() }
+
+// checkDied probes the connection of a sender reported dead, if the port is idle (it
+// takes the token without waiting). Messages the sender finished before it died are
 // still delivered: the connection is retired only once its end is next, so each
 // finished message looks again.
-func (p *ReceivePort) checkDied() {
-	if !p.token.tryTake() {
+func (s *directSource) checkDied() {
+	if !s.port.token.tryTake() {
 		return
 	}
-	defer p.token.release()
-	p.mu.Lock()
-	d := p.directConn
-	p.mu.Unlock()
+	defer s.port.token.release()
+	d := s.current()
 	if d == nil {
 		return
 	}
@@ -298,11 +293,9 @@ func (p *ReceivePort) checkDied() {
 	}
 }
 
-// awaitDirectEnd waits up to wait for the port's direct connection to end.
-func (p *ReceivePort) awaitDirectEnd(wait time.Duration) {
-	p.mu.Lock()
-	d := p.directConn
-	p.mu.Unlock()
+// awaitEnd waits up to wait for the port's connection to end.
+func (s *directSource) awaitEnd(wait time.Duration) {
+	d := s.current()
 	if d == nil {
 		return
 	}
@@ -311,6 +304,6 @@ func (p *ReceivePort) awaitDirectEnd(wait time.Duration) {
 	select {
 	case <-d.ended:
 	case <-t.C:
-	case <-p.closed:
+	case <-s.port.closed:
 	}
 }

@@ -3,18 +3,18 @@ package core
 import "io"
 
 // readerDelivery is the delivery of a connection that a goroutine of the transport
-// reads (Acceptance.Serve): it starts each message, offers it on the port's ready
-// channel to whoever holds the token, and waits until the message is finished before
-// it reads on. The reader being the only one to touch the stream between messages
-// keeps the connection FIFO; the token makes sure one message of the port lives at a
-// time. On a many-to-one port it reads each message ahead before it offers it, so
-// that the port gets the message whole (readahead.go).
+// reads (Acceptance.Serve): it starts each message, offers it on its streamSource's
+// ready channel to whoever holds the token, and waits until the message is finished
+// before it reads on, so the reader alone touches the stream between messages and the
+// connection stays FIFO. On a many-to-one port it reads each message ahead before it
+// offers it, so that the port gets the message whole (readahead.go).
 type readerDelivery struct {
 	ic   *inConn
-	done chan struct{} // the delivered message was finished (buffered: one)
+	src  *streamSource
+	done chan error // the delivered message was finished, with its fatal error (buffered: one)
 }
 
-var _ delivery = (*readerDelivery)(nil)
+var _ Delivery = (*readerDelivery)(nil)
 
 // serve reads the connection's messages until it ends or the port closes, then closes
 // the connection.
@@ -23,7 +23,7 @@ func (d *readerDelivery) serve(r io.Reader) {
 	defer ic.c.Close()
 	var ahead *readAhead
 	if src, ok := r.(aheadSource); ok && p.manyToOne {
-		ahead = newReadAhead(src, p)
+		ahead = newReadAhead(src, p.in.cfg.MaxMessageSize, &d.src.aheadHeld)
 		defer ahead.release()
 		r = ahead
 	}
@@ -47,30 +47,34 @@ func (d *readerDelivery) serve(r io.Reader) {
 			return
 		}
 		select {
-		case p.ready <- m:
+		case d.src.ready <- m:
 		case <-p.closed:
 			p.connEnded(ic, nil)
 			return
 		}
+		var fatal error
 		select {
-		case <-d.done:
+		case fatal = <-d.done:
 		case <-p.closed:
 			p.connEnded(ic, nil)
 			return
 		}
-		if m.fatal != nil {
-			p.connEnded(ic, m.fatal)
+		if fatal != nil {
+			p.connEnded(ic, fatal)
 			return
 		}
 	}
 }
 
-// finished lets the reader go on to the next message (or end the connection, when m
-// broke the stream).
-func (d *readerDelivery) finished(*readMessage) { d.done <- struct{}{} }
+// Finished lets the reader go on to the next message (or end the connection, when the
+// message broke the stream).
+func (d *readerDelivery) Finished(fatal error) { d.done <- fatal }
 
-// waiting reports the reader's wait, as the guard of its stream records it.
-func (d *readerDelivery) waiting() (waiting, mid bool) { return d.ic.watchWaiting() }
+// Waiting reports the reader's wait, as the guard of its stream records it.
+func (d *readerDelivery) Waiting() (waiting, mid bool) { return d.ic.watchWaiting() }
 
-// cut needs nothing more: closing the connection ends the reader's wait.
-func (d *readerDelivery) cut(error) {}
+// Holds is false: the reader hands its message out as soon as it has read it ahead.
+func (d *readerDelivery) Holds() bool { return false }
+
+// Cut needs nothing more: closing the connection ends the reader's wait.
+func (d *readerDelivery) Cut(error) {}

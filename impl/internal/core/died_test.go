@@ -94,6 +94,11 @@ func (t *loopTransport) cut() {
 	t.mu.Unlock()
 }
 
+// Capabilities: the streams take read deadlines, so direct ports read them directly.
+func (t *loopTransport) Capabilities() Capabilities {
+	return Capabilities{TLS: true, DirectReads: true}
+}
+
 func (t *loopTransport) Close() error {
 	_ = t.ln.Close()
 	t.cut()
@@ -186,10 +191,8 @@ func TestDirectPortSeesDeadSender(t *testing.T) {
 		p.send(ctx, t, 1)
 		_, _ = p.receive(ctx, t, 1).Finish()
 		rp := p.rp.(*ReceivePort)
-		rp.mu.Lock()
-		d := rp.directConn
-		rp.mu.Unlock()
-		if d == nil {
+		src, ok := rp.src.(*directSource)
+		if !ok || src.current() == nil {
 			t.Fatal("a one-to-one explicit port served through ServeDirect does not read its connection directly")
 		}
 		p.die()

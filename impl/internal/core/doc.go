@@ -6,8 +6,9 @@
 //
 // An implementation supplies only a Transport: how to accept connections, how to dial
 // one and how to move packets. impl/tcp does that with blocking sockets, impl/nio with
-// gnet event loops and impl/mp over MPI. How a connection's messages reach their port
-// (a reader goroutine, direct receipt, or a push inbox) is described in delivery.go;
+// gnet event loops and impl/mp over MPI, and declares what it can do (Capabilities).
+// Each receive port takes its messages from one source, chosen when it is made
+// (source.go: reader goroutines, direct receipt, or the transport's own Source);
 // whole messages first on many-to-one ports in readahead.go; stalled and dead senders
 // in stall.go; the handshake in handshake.go; the token that keeps one message live
 // per port in token.go; a send port's connections and multicast on SendPort; TLS

@@ -27,6 +27,7 @@ type Instance struct {
 	impl string
 	log  *zap.Logger
 	tr   Transport
+	caps Capabilities // what tr declares it can do
 	// secret is the pool's (none: an open pool), for the pool check of every connection.
 	secret poolauth.Secret
 	// tlsServer and tlsClient, when the pool uses TLS, open every connection.
@@ -72,6 +73,7 @@ func Open(ctx context.Context, cfg *ipl.Config, impl string, tr Transport) (*Ins
 		impl:      impl,
 		log:       cfg.Logger.With(zap.String("impl", impl)),
 		tr:        tr,
+		caps:      tr.Capabilities(),
 		sendPorts: map[string]*SendPort{},
 		recvPorts: map[string]*ReceivePort{},
 		gs:        newGoroutines(),
@@ -89,8 +91,8 @@ func Open(ctx context.Context, cfg *ipl.Config, impl string, tr Transport) (*Ins
 	}
 	in.secret = secret
 	if files := (tlsconf.Files{Cert: cfg.TLSCert, Key: cfg.TLSKey, CA: cfg.TLSCA}); files.IsSet() {
-		if tlsIncapable[impl] {
-			return nil, fmt.Errorf("%w: %s cannot speak TLS (its event loop reads the sockets itself); use -impl tcp for TLS", ipl.ErrUnsupported, impl)
+		if !in.caps.TLS {
+			return nil, fmt.Errorf("%w: %s cannot speak TLS on its data connections; use -impl tcp for TLS", ipl.ErrUnsupported, impl)
 		}
 		if in.tlsServer, err = files.Server(); err == nil {
 			in.tlsClient, err = files.Client()
@@ -152,12 +154,6 @@ func Open(ctx context.Context, cfg *ipl.Config, impl string, tr Transport) (*Ins
 	in.log.Debug("joined pool")
 	return in, nil
 }
-
-// tlsIncapable names the implementations whose data connections cannot speak TLS: nio
-// hands its sockets to gnet's event loop, which reads the raw file descriptors. (tcp reads
-// its sockets through Go's net.Conn; mp has no sockets, its data over MPI is exempt and only
-// its registry connection, if any, speaks TLS.)
-var tlsIncapable = map[string]bool{"nio": true}
 
 // Authenticate opens an incoming connection (Acceptor): TLS first when the pool uses it,
 // then the pool check. A peer must prove it knows the pool's secret, when the pool has
@@ -426,8 +422,8 @@ func (in *Instance) ports(closing bool) ([]*SendPort, []*ReceivePort) {
 // watchdog as soon as their readers wait for more than the dead peer sent before it
 // died (stall.go), so nothing it finished is thrown away, and a process that was only
 // stopped cannot go on sending under its buried identity; Accept refuses it from now
-// on. A direct receive port's connection, which only Receive reads, is looked at now
-// (directPeerDied), so that an idle port notices the loss too.
+// on. Each receive port's source hears of it too: a direct port's connection, which
+// only Receive reads, is looked at now, so that an idle port notices the loss.
 func (in *Instance) peerGone(id ipl.IbisIdentifier, how registry.EventType) {
 	cause := fmt.Errorf("%w: %s %s", ipl.ErrConnectionLost, id, how)
 	in.mu.Lock()
@@ -444,9 +440,7 @@ func (in *Instance) peerGone(id ipl.IbisIdentifier, how registry.EventType) {
 		sp.peerGone(id, cause)
 	}
 	for _, rp := range rps {
-		if rp.direct {
-			rp.directPeerDied(id, cause)
-		}
+		rp.src.peerDied(id, cause)
 	}
 }
 

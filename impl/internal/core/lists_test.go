@@ -44,3 +44,8 @@ func TestConnectionListsOnlyWithDowncalls(t *testing.T) {
 		}
 	}
 }
+
+// nopIn is an incoming connection that holds nothing.
+type nopIn struct{}
+
+func (nopIn) Close() error { return nil }

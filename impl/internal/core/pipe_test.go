@@ -18,14 +18,14 @@ import (
 // deadlines: ports that would read their connection directly must fall back to the
 // reader goroutine. It shows that the core works with any transport, not only tcp.
 type pipeTransport struct {
-	// push, when set, feeds accepted connections into inboxes in chunks of at most
-	// push bytes, as an event loop would, instead of serving them with a reader.
-	push int
 	mu   sync.Mutex
 	acc  Acceptor
 	wg   sync.WaitGroup
 	open []net.Conn
 }
+
+// Capabilities: no direct reads (a pipe takes no read deadlines here).
+func (t *pipeTransport) Capabilities() Capabilities { return Capabilities{TLS: true} }
 
 type plainIn struct{ c net.Conn }
 
@@ -54,20 +54,7 @@ func (t *pipeTransport) Dial(ctx context.Context, _ string, req *Request, lost f
 		if a == nil {
 			return
 		}
-		if t.push == 0 {
-			a.Serve(br)
-			return
-		}
-		ib := a.Inbox(nil)
-		buf := make([]byte, t.push)
-		for {
-			n, err := br.Read(buf)
-			ib.Push(buf[:n])
-			if err != nil {
-				ib.End(nil)
-				return
-			}
-		}
+		a.Serve(br)
 	}()
 	return dialConn(client, req)
 }

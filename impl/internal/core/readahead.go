@@ -5,6 +5,7 @@ import (
 	"io"
 	"math/bits"
 	"sync"
+	"sync/atomic"
 
 	"github.com/ibisgo/ibis/serialization"
 )
@@ -23,11 +24,13 @@ import (
 // One that is already whole in the stream's read buffer (every message of up to a few
 // KiB) is only scanned, not copied; a longer one is read into a buffer of the
 // connection's, taken from a pool and grown as its bytes arrive, and given back once
-// the program has read it. A push-mode inbox (inbox.go) already holds what arrives: it
-// only counts such a message as one that can start once it is whole (scanPushed).
-// Other ports (one-to-one, one-to-many) have only one sender, and keep handing out a
-// message at its first packet.
+// the program has read it. A transport's own Source follows the same rule
+// (impl/nio/internal/inbox). Other ports (one-to-one, one-to-many) have only one
+// sender, and keep handing out a message at its first packet.
 const WholeMessageLimit = 256 << 10
+
+// PortHighWater bounds the bytes one port holds read ahead of its receiver.
+const PortHighWater = 4 << 20
 
 // aheadMin is the first read-ahead buffer of a connection; it doubles, as bytes
 // arrive, up to WholeMessageLimit.
@@ -50,7 +53,7 @@ type aheadSource interface {
 // is the same goroutine's turn: the goroutine waits while the program reads).
 type readAhead struct {
 	src  aheadSource
-	port *ReceivePort
+	held *atomic.Int64         // the bytes of all the port's read-ahead buffers
 	g    *guardedReader        // the stall guard, which fill reports its waits to
 	scan serialization.Scanner // a fresh scanner with the reader's limits
 	buf  []byte                // bytes read ahead; buf[off:] not yet read
@@ -60,9 +63,9 @@ type readAhead struct {
 	want int
 }
 
-func newReadAhead(src aheadSource, p *ReceivePort) *readAhead {
-	return &readAhead{src: src, port: p,
-		scan: serialization.NewScanner(serialization.WithReaderMaxMessageSize(p.in.cfg.MaxMessageSize))}
+func newReadAhead(src aheadSource, maxMessage int64, held *atomic.Int64) *readAhead {
+	return &readAhead{src: src, held: held,
+		scan: serialization.NewScanner(serialization.WithReaderMaxMessageSize(maxMessage))}
 }
 
 // Read gives the bytes read ahead, then the source's.
@@ -102,7 +105,7 @@ func (a *readAhead) release() {
 	if a.buf == nil {
 		return
 	}
-	a.port.aheadHeld.Add(-int64(cap(a.buf)))
+	a.held.Add(-int64(cap(a.buf)))
 	if n := len(a.buf); n > 0 {
 		a.want = aheadMin << max(0, bits.Len(uint(n-1))-bits.Len(aheadMin-1))
 	}
@@ -209,8 +212,8 @@ func (a *readAhead) grow() bool {
 		return false
 	}
 	more := int64(size - cap(a.buf))
-	if a.port.aheadHeld.Add(more) > PortHighWater {
-		a.port.aheadHeld.Add(-more)
+	if a.held.Add(more) > PortHighWater {
+		a.held.Add(-more)
 		return false
 	}
 	nb := getAheadBuf(size)[:len(a.buf)]

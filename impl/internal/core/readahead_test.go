@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"io"
+	"sync/atomic"
 	"testing"
 
 	"github.com/ibisgo/ibis/serialization"
@@ -48,7 +49,7 @@ func aheadStream(t *testing.T, msgs []aheadMessage) [][]byte {
 
 // newTestAhead reads ahead from r through a bufio.Reader of the transports' size.
 func newTestAhead(r io.Reader) *readAhead {
-	return &readAhead{src: bufio.NewReaderSize(r, 8<<10), port: &ReceivePort{},
+	return &readAhead{src: bufio.NewReaderSize(r, 8<<10), held: new(atomic.Int64),
 		g: &guardedReader{w: &stallWatch{}}, scan: serialization.NewScanner()}
 }
 
@@ -130,7 +131,7 @@ func TestReadAheadWaitsForWholeMessages(t *testing.T) {
 		}
 	}
 	a.release()
-	if h := a.port.aheadHeld.Load(); h != 0 {
+	if h := a.held.Load(); h != 0 {
 		t.Errorf("%d bytes of the port's budget still held", h)
 	}
 }
@@ -142,7 +143,7 @@ func TestReadAheadWithinBudget(t *testing.T) {
 	pr, pw := io.Pipe()
 	defer pr.Close()
 	a := newTestAhead(pr)
-	a.port.aheadHeld.Store(PortHighWater)
+	a.held.Store(PortHighWater)
 	go func() { _, _ = pw.Write(wire[0]) }()
 	if err := a.fill(); err != nil {
 		t.Fatal(err)

@@ -9,14 +9,12 @@ import (
 
 // readMessage is the live message of a receive port.
 //
-// Lock order: mu before the locks of the message's delivery. Finish holds mu while it
-// skips the unread rest, which for a push-mode connection takes the Inbox's mu, the
-// port's push queue mu and (through resume) nio's inbound locks, and may wait for nio's
-// event loop; nothing takes mu while holding one of those.
+// Locks: mu guards finished and the upcall hand-off; it is never held while the
+// message's bytes are read or its connection is handed back.
 type readMessage struct {
 	port *ReceivePort
 	ic   *inConn
-	via  delivery // ic's delivery, which Finish hands the message back to
+	via  Delivery // ic's delivery, which Finish hands the message back to
 	seq  int64
 
 	mu        sync.Mutex
@@ -72,6 +70,8 @@ func (m *readMessage) Finish() (int64, error) {
 		return 0, m.finishedErr()
 	}
 	m.finished = true
+	m.mu.Unlock()
+	// The unread rest is skipped without the lock: it may wait for the sender's bytes.
 	var err error
 	if m.fatal == nil {
 		if ferr := m.ic.rd.Finish(); ferr != nil {
@@ -86,12 +86,13 @@ func (m *readMessage) Finish() (int64, error) {
 		m.port.stats.message(n)
 		m.ic.taken.Add(1)
 	}
+	m.mu.Lock()
 	handOff := m.inUpcall
 	if handOff {
 		m.handedOff = true
 	}
 	m.mu.Unlock()
-	m.via.finished(m)
+	m.via.Finished(m.fatal)
 	m.port.token.release()
 	if handOff {
 		// Finished early inside its upcall: the port moves on without waiting for the

@@ -10,7 +10,6 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/ibisgo/ibis/internal/fifo"
 	"github.com/ibisgo/ibis/ipl"
 	"github.com/ibisgo/ibis/serialization"
 )
@@ -18,15 +17,13 @@ import (
 // ReceivePort is the shared implementation of ipl.ReceivePort.
 //
 // Whoever holds the port's token (an explicit Receive, a Poll or the upcall
-// dispatcher) takes the next message: from a reader goroutine's offer on ready, from
-// the port's FIFO of pending inboxes, or, on a one-to-one explicit port, by reading the
-// direct connection itself. Which of the three a connection uses is its delivery
-// (delivery.go, where they are described). The token (token.go) makes sure at most one
-// message lives; a connection's next message starts only once its last one is
-// finished, which keeps every connection FIFO.
+// dispatcher) takes the next message from the port's one message source, fixed when
+// the port is made (source.go). The token (token.go) makes sure at most one message
+// lives.
 //
-// Locking: mu is a leaf; no program callback runs and nothing is waited for under
-// it. Connection decisions are taken one at a time in turn (accept).
+// Locks: connection decisions are taken one at a time, in turn (accept). mu guards the
+// connection lists and the upcall state; it is held for bookkeeping only, never across
+// a wait for another goroutine or a call into the program.
 type ReceivePort struct {
 	stats portStats
 	in    *Instance
@@ -37,8 +34,8 @@ type ReceivePort struct {
 	kind  serialization.Kind
 	log   *zap.Logger
 
-	ready  chan *readMessage
-	token  token // see token.go
+	src    messageSource // where the token holder takes messages from (source.go)
+	token  token         // see token.go
 	closed chan struct{}
 	once   sync.Once
 
@@ -52,18 +49,10 @@ type ReceivePort struct {
 	upcallStop chan struct{} // non-nil while message upcalls are enabled
 	stash      *readMessage  // taken by a dispatcher as upcalls were disabled
 
-	downcalls   bool            // the type has connection.downcalls: keep the new/lost lists
-	numbered    bool            // the type has communication.numbered
-	explicit    bool            // the type has receive.explicit
-	manyToOne   bool            // the type accepts several senders: whole messages first (readahead.go)
-	direct      bool            // the type allows direct receipt (see deliver_direct.go)
-	directConn  *directDelivery // the connection Receive reads itself (direct receipt)
-	connArrived chan struct{}   // signals a new direct connection to a waiting Receive
-
-	push pushQueue // push-mode connections with something to read (see inbox.go)
-	// aheadHeld counts the bytes of the read-ahead buffers of the port's reader
-	// goroutines (readahead.go), bounded by PortHighWater.
-	aheadHeld atomic.Int64
+	downcalls bool // the type has connection.downcalls: keep the new/lost lists
+	numbered  bool // the type has communication.numbered
+	explicit  bool // the type has receive.explicit
+	manyToOne bool // the type accepts several senders: whole messages first (readahead.go)
 }
 
 var _ ipl.ReceivePort = (*ReceivePort)(nil)
@@ -74,7 +63,7 @@ type inConn struct {
 	from ipl.SendPortIdentifier
 	c    InConn
 	rd   *serialization.Reader
-	via  atomic.Pointer[delivery] // how its messages reach the port (delivery.go)
+	via  atomic.Pointer[Delivery] // how its messages reach the port (delivery.go)
 
 	taken atomic.Uint64  // whole messages the port took from it (told in a cut notice)
 	watch *stallWatch    // the connection's progress, for the stall watchdog
@@ -90,20 +79,17 @@ func newReceivePort(in *Instance, pt ipl.PortType, name string, cfg ipl.ReceiveP
 		id:      ipl.ReceivePortIdentifier{Ibis: in.id, Name: name},
 		kind:    serializationKind(pt),
 		log:     in.log.With(zap.String("receiveport", name)),
-		ready:   make(chan *readMessage),
 		token:   newToken(),
 		closed:  make(chan struct{}),
 		turn:    make(chan struct{}, 1),
 		enabled: !cfg.ConnectionsDisabled,
 
-		connArrived: make(chan struct{}, 1),
-		push:        pushQueue{pending: fifo.New[*Inbox]()},
-		downcalls:   pt.Has(ipl.ConnectionDowncalls),
-		numbered:    pt.Has(ipl.CommunicationNumbered),
-		explicit:    pt.Has(ipl.ReceiveExplicit),
-		manyToOne:   pt.ManyToOne(),
+		downcalls: pt.Has(ipl.ConnectionDowncalls),
+		numbered:  pt.Has(ipl.CommunicationNumbered),
+		explicit:  pt.Has(ipl.ReceiveExplicit),
+		manyToOne: pt.ManyToOne(),
 	}
-	p.direct = p.directCapable()
+	p.src = newSource(p, in.caps)
 	return p
 }
 
@@ -188,11 +174,7 @@ func (p *ReceivePort) refusal(req *Request) *Reply {
 		return &Reply{Code: ReplyDenied, Detail: fmt.Sprintf("receive port %s refuses %s: the registry declared its instance dead (%v); it must rejoin as a new member",
 			p.id, req.From, cause)}
 	}
-	if p.direct && !p.probeDirect() {
-		// A Receive is reading the sender that is there (or a message of it is live);
-		// it may be reading that sender's goodbye right now: give it a moment.
-		p.awaitDirectEnd(probeBusyWait)
-	}
+	p.src.admit()
 	p.mu.Lock()
 	enabled := p.enabled
 	var already bool
@@ -216,7 +198,7 @@ func (p *ReceivePort) refusal(req *Request) *Reply {
 
 // startMessage reads the start of the connection's next message, which via delivers.
 // A delivery that reads a stream marks the boundary on its guard first.
-func (p *ReceivePort) startMessage(ic *inConn, via delivery) (*readMessage, error) {
+func (p *ReceivePort) startMessage(ic *inConn, via Delivery) (*readMessage, error) {
 	if err := ic.rd.Next(); err != nil {
 		return nil, err
 	}
@@ -293,26 +275,16 @@ func (p *ReceivePort) Receive(ctx context.Context) (ipl.ReadMessage, error) {
 		}
 		return nil, ctxError(ctx, p.what("receive"))
 	}
-	if p.direct {
-		m, err := p.receiveDirect(ctx)
-		if err != nil {
-			p.token.release()
-			p.checkDied() // a sender reported dead while this Receive held the port
-			return nil, err
-		}
+	m, why := p.next(ctx, nil, true)
+	if why == gotMessage {
 		return m, nil
 	}
-	m, why := p.next(ctx.Done(), nil, true)
-	switch why {
-	case gotMessage:
-		return m, nil
-	case waitClosed:
-		p.token.release()
+	p.token.release()
+	p.src.idle() // a sender reported dead while this Receive held the port
+	if why == waitClosed {
 		return nil, fmt.Errorf("%s: %w", p.what("receive"), ipl.ErrClosed)
-	default:
-		p.token.release()
-		return nil, ctxError(ctx, p.what("receive"))
 	}
+	return nil, ctxError(ctx, p.what("receive"))
 }
 
 // waitResult says why a wait for a message ended.
@@ -327,36 +299,12 @@ const (
 )
 
 // next finds the message for the token holder: one stashed as upcalls were disabled,
-// one a connection's goroutine offers on ready, or the start of one from a push-mode
-// inbox. With wait set it waits until one comes, done fires or the port closes.
-func (p *ReceivePort) next(done, stop <-chan struct{}, wait bool) (*readMessage, waitResult) {
+// else the next from the port's source.
+func (p *ReceivePort) next(ctx context.Context, stop <-chan struct{}, wait bool) (*readMessage, waitResult) {
 	if m := p.takeStash(); m != nil {
 		return m, gotMessage
 	}
-	for {
-		if m := p.takePush(); m != nil {
-			return m, gotMessage
-		}
-		if !wait {
-			select {
-			case m := <-p.ready:
-				return m, gotMessage
-			default:
-				return nil, nothingYet
-			}
-		}
-		select {
-		case m := <-p.ready:
-			return m, gotMessage
-		case <-p.push.pending.Wake():
-		case <-done:
-			return nil, waitDone
-		case <-stop:
-			return nil, waitDone
-		case <-p.closed:
-			return nil, waitClosed
-		}
-	}
+	return p.src.next(ctx, stop, wait)
 }
 
 // what names an operation on the port for error messages; it is only called on the
@@ -380,7 +328,7 @@ func (p *ReceivePort) Poll() (ipl.ReadMessage, error) {
 	if !p.token.tryTake() {
 		return nil, nil
 	}
-	m, why := p.next(nil, nil, false)
+	m, why := p.next(context.Background(), nil, false)
 	if why != gotMessage {
 		p.token.release()
 		return nil, nil

@@ -26,6 +26,8 @@ func (portlessTransport) Dial(context.Context, string, *Request, func(error)) (O
 }
 func (portlessTransport) Close() error { return nil }
 
+func (portlessTransport) Capabilities() Capabilities { return Capabilities{} }
+
 func openPortless(ctx context.Context, t *testing.T, regAddr, pool string, size int) *Instance {
 	t.Helper()
 	cfg := &ipl.Config{Registry: regAddr, Pool: pool, PoolSize: size, Logger: zap.NewNop(),

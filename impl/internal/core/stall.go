@@ -22,15 +22,15 @@ import (
 //
 // Every incoming connection has a stallWatch. Whoever reads the connection marks when
 // it waits for bytes (at a message's start, or inside one) and counts every read that
-// brought some; push-mode inboxes count every push and know from their scan whether
-// they are inside a message. One watchdog goroutine per instance, running while it has
+// brought some; a transport's own source (impl/nio's inboxes) counts every push and
+// knows from its scan whether it is inside a message. One watchdog goroutine per instance, running while it has
 // incoming connections, looks at all the watches four times per message timeout (see
 // period): a connection whose reader has waited inside a message with no progress
 // for a timeout, timed from the first look that saw it wait, is cut: between one and
 // one and a quarter timeouts after the wait began. Stalled connections are cut
 // together, whether or not the port was reading them: a reader goroutine reads its
-// message ahead before it offers it (readahead.go), and an inbox is read by its event
-// loop; only a tcp message larger than WholeMessageLimit, whose reader waits for the
+// message ahead before it offers it (readahead.go), and a transport's own source is
+// read by its event loop; only a tcp message larger than WholeMessageLimit, whose reader waits for the
 // port after reading that much, is timed once the port reads it. The reader gets
 // ErrStalled (and ErrConnectionLost); the port's other senders go on. The time a
 // program holds a message without reading it, and the time between messages, do not
@@ -163,10 +163,8 @@ func (g *guardedReader) done(n int, err error) error {
 // watchdog finds stalled connections of one instance. It runs while the instance has
 // incoming connections and ends with the instance.
 //
-// Lock order: mu is a leaf. Under it are only the set of connections and the running
-// flag; the goroutine is started, and each connection looked at (which takes its
-// inbox's mu) and cut, once mu is released. It is taken under a ReceivePort's mu
-// (connEnded removes a connection).
+// Locks: mu is a leaf guarding the set of connections and the running flag; the
+// connections are looked at and cut after it is released.
 type watchdog struct {
 	in      *Instance
 	timeout time.Duration // the message timeout; <= 0: only dead members are cut
@@ -325,8 +323,8 @@ func (d *watchdog) look(ic *inConn, now time.Time) (dying bool) {
 // finished) does not wait, so its connection is not drained.
 func (d *watchdog) drained(ic *inConn, progress uint64, waiting bool) bool {
 	w := ic.watch
-	if b, ok := ic.delivery().(*Inbox); ok && !b.holdsNothing() {
-		waiting = false // whole messages wait in the inbox: they go first
+	if via := ic.delivery(); via != nil && via.Holds() {
+		waiting = false // whole messages wait in the connection's buffers: they go first
 	}
 	twice := waiting && w.idle && w.idleAt == progress
 	w.idle, w.idleAt = waiting, progress
@@ -342,26 +340,6 @@ func (d *watchdog) drained(ic *inConn, progress uint64, waiting bool) bool {
 	return true
 }
 
-// cutErr returns why the stall watchdog cut the inbox's connection, or nil.
-func (b *Inbox) cutErr() error {
-	if b.ic == nil || b.ic.watch == nil { // an inbox made without a port (unit tests)
-		return nil
-	}
-	return b.ic.watch.cutErr()
-}
-
-// holdsNothing reports whether the inbox holds nothing its port could still deliver:
-// no whole message waits in it, and a reader that owns it has read all it holds. (Its
-// waiting is also true while whole messages wait ahead of a partial one.)
-func (b *Inbox) holdsNothing() bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.state == inboxOwned {
-		return b.n == 0
-	}
-	return b.starts == 0
-}
-
 // cut ends a stalled connection: its reader (if any) gets why, the sender sees the
 // connection end.
 func (d *watchdog) cut(ic *inConn, why error) {
@@ -373,26 +351,24 @@ func (d *watchdog) cut(ic *inConn, why error) {
 	}
 	d.in.log.Warn("cutting a stalled connection", zap.Stringer("from", ic.from), zap.Error(why))
 	d.remove(ic)
-	// The notice goes first, while the connection is whole (an inbox's cut retires
-	// and closes it). The sender closes its end when it reads the notice; that end
+	// The notice goes first, while the connection is whole (a delivery's Cut may
+	// retire and close it). The sender closes its end when it reads the notice; that end
 	// reaches the reader as why, not as the socket's end: the guard of a stream and
-	// Inbox.End give the watchdog's reason once it is set.
+	// a transport's Source (Acceptance.CutErr) give the watchdog's reason once it is set.
 	if cn, ok := ic.c.(CutNotifier); ok {
 		cn.NotifyCut(cutNotice(ic.taken.Load()))
 	}
 	if via := ic.delivery(); via != nil {
-		via.cut(why)
+		via.Cut(why)
 	}
 	_ = ic.c.Close()
 }
 
 // waiting reports whether the connection's reader waits for bytes that do not come,
-// and whether it waits inside a message. For a push-mode connection: whether the
-// connection holds part of a message (or its reader waits) while the event loop reads
-// it; a connection paused for flow control waits for nothing.
+// and whether it waits inside a message, as its Delivery answers.
 func (ic *inConn) waiting() (waiting, mid bool) {
 	if via := ic.delivery(); via != nil {
-		return via.waiting()
+		return via.Waiting()
 	}
 	return false, false // not handed over yet: nobody reads it
 }

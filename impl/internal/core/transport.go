@@ -13,8 +13,11 @@ type Transport interface {
 	// Start begins accepting connections and returns the address peers dial. For each
 	// incoming connection the transport reads a handshake request (ReadRequest), asks
 	// acc.Accept, writes the reply (WriteReply) and, when accepted, hands the connection
-	// over with the returned Acceptance's Serve, ServeDirect or Inbox (delivery.go).
+	// over with the returned Acceptance's Serve, ServeDirect or Deliver (delivery.go).
 	Start(acc Acceptor) (addr string, err error)
+	// Capabilities says what the transport can do; core asks it once, when the
+	// instance opens.
+	Capabilities() Capabilities
 	// Dial connects to the instance at addr, sends req and returns the peer's reply. On
 	// ReplyAccepted it also returns the connection; lost is called when the transport
 	// notices the connection broke or the peer closed it. An end read from the
@@ -25,6 +28,24 @@ type Transport interface {
 	// Close stops accepting, closes every connection and waits for the transport's
 	// goroutines to end.
 	Close() error
+}
+
+// Capabilities are what a transport can do beyond moving bytes. The zero value is a
+// transport whose connections core reads as plain streams (Acceptance.Serve) and that
+// refuses a pool with TLS.
+type Capabilities struct {
+	// TLS: the transport serves a pool that uses TLS: its data connections go
+	// through Acceptor.Authenticate and Introduce, or it has no sockets to secure.
+	TLS bool
+	// DirectReads: it hands a connection over with Acceptance.ServeDirect, so that a
+	// one-to-one port with explicit receipt only is read by Receive itself
+	// (deliver_direct.go).
+	DirectReads bool
+	// Source, when not nil, returns the transport's own message source for a new
+	// receive port of type pt (pushed.go), or nil when that port's connections are
+	// handed over as streams. Ports with a source take their connections through
+	// Acceptance.Deliver.
+	Source func(pt ipl.PortType) Source
 }
 
 // Acceptor decides on incoming connections; core.Instance is the one implementation.
@@ -61,8 +82,8 @@ type InConn interface {
 }
 
 // Acceptance is an accepted incoming connection, bound to its receive port. The
-// transport hands the connection over with exactly one of Serve, ServeDirect or Inbox,
-// which fixes how its messages reach the port (delivery.go); or drops it with Abort.
+// transport hands the connection over with exactly one of Serve, ServeDirect or Deliver,
+// as its port's message source reads them (source.go); or drops it with Abort.
 type Acceptance struct {
 	port *ReceivePort
 	conn InConn
@@ -70,10 +91,7 @@ type Acceptance struct {
 }
 
 // Abort drops an accepted connection whose reply could not be delivered.
-func (a *Acceptance) Abort(err error) {
-	a.port.connEnded(a.ic, err)
-	_ = a.conn.Close()
-}
+func (a *Acceptance) Abort(err error) { a.Retire(err) }
 
 // PortType is the type of the receive port the connection was accepted into; a
 // transport with flavours picks the connection's handling from it.
@@ -86,6 +104,9 @@ type PortChecker interface {
 	CheckSendPort(pt ipl.PortType) error
 	CheckReceivePort(pt ipl.PortType) error
 }
+
+// Sharer and Drainer are optional capabilities of a connection, asked by a type
+// assertion where a send uses them.
 
 // Sharer is implemented by the connections of transports that queue packets instead of
 // writing them at once. A multicast then prepares each packet once (Share) and hands

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"context"
 	"fmt"
 
 	"go.uber.org/zap"
@@ -63,7 +64,7 @@ func (p *ReceivePort) dispatch(stop chan struct{}, t *tracked) {
 			return
 		default:
 		}
-		m, why := p.next(nil, stop, true)
+		m, why := p.next(context.Background(), stop, true)
 		if why != gotMessage {
 			p.token.release()
 			return

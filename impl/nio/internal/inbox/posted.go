@@ -1,4 +1,4 @@
-package core
+package inbox
 
 import (
 	"fmt"
@@ -37,7 +37,7 @@ import (
 
 const (
 	// PostMin is the smallest read that is posted; a smaller one takes the bytes
-	// through the inbox's chunks, as before, where waking for each push costs
+	// through the inbox's chunks, where waking for each push costs
 	// little against the read.
 	PostMin = 64 << 10
 	// fillMax bounds what FillFrom reads in one call, so that one connection
@@ -86,7 +86,7 @@ func (b *Inbox) posted(n int) {
 	}
 	b.scanPushed(b.post[b.postN : b.postN+n])
 	b.postN += n
-	b.ic.watch.progress.Add(1)
+	b.c.Progress()
 }
 
 // FillFrom lets the transport read the connection into the inbox itself: straight
@@ -128,7 +128,7 @@ func (b *Inbox) FillFrom(read func(p []byte) (int, error), more bool) (full bool
 			more = true // the socket had bytes: there may be more
 			continue
 		}
-		if !more || b.n >= InboxHighWater || b.port.push.buffered.Load() >= PortHighWater {
+		if !more || b.n >= InboxHighWater || b.q.buffered.Load() >= PortHighWater {
 			b.mu.Unlock()
 			return false, nil
 		}
@@ -164,10 +164,9 @@ func (b *Inbox) FillFrom(read func(p []byte) (int, error), more bool) (full bool
 // unpin gives a fill buffer back at once when the inbox will hold its chunks for a
 // while: paused or parked (its port is behind), or holding only the unfinished start
 // of a message. Its chunks of buf become copies of their own, so that a connection
-// that waits pins the bytes it holds, not a fillBufSize buffer per connection (a
-// thousand parked senders of 56 KB messages pinned 294 MB). An inbox whose message is
-// being read, or that waits its turn with its flow on, keeps the chunks as they are:
-// they are read soon.
+// that waits pins the bytes it holds, not a fillBufSize buffer per connection. An
+// inbox whose message is being read, or that waits its turn with its flow on, keeps
+// the chunks as they are: they are read soon.
 func (b *Inbox) unpin(buf *fillBuf) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -217,7 +216,7 @@ func (b *Inbox) awaitPosted() (int, error) {
 		var closed bool
 		select {
 		case <-b.wake:
-		case <-b.port.closed:
+		case <-b.c.Closed():
 			closed = true
 		}
 		b.mu.Lock()
@@ -229,7 +228,7 @@ func (b *Inbox) awaitPosted() (int, error) {
 		b.post, b.postN = nil, 0
 		b.mu.Unlock()
 		if closed {
-			return n, fmt.Errorf("receive port %s: %w", b.port.id, ipl.ErrClosed)
+			return n, fmt.Errorf("receive port %s: %w", b.c.Port(), ipl.ErrClosed)
 		}
 		return n, nil
 	}
@@ -263,6 +262,6 @@ func (f *fillBuf) release() {
 	case r == 0:
 		fillPool.Put(f)
 	case r < 0:
-		panic("core: inbox fill buffer released more often than taken")
+		panic("inbox: fill buffer released more often than taken")
 	}
 }

@@ -1,4 +1,4 @@
-package core
+package inbox
 
 import (
 	"fmt"
@@ -7,39 +7,12 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/ibisgo/ibis/impl/internal/core"
 	"github.com/ibisgo/ibis/internal/fsm"
 	"github.com/ibisgo/ibis/internal/wake"
 	"github.com/ibisgo/ibis/ipl"
 	"github.com/ibisgo/ibis/serialization"
 )
-
-// Push-mode connections: an event loop reads the socket and pushes the bytes into the
-// connection's Inbox; no goroutine waits on the connection. The receive port keeps a
-// FIFO of inboxes whose next message can be started without waiting (its first packet
-// is whole, or is a bulk packet whose body the reader streams; on a many-to-one port,
-// a message of up to WholeMessageLimit only once it is whole), and whoever receives
-// takes the next inbox from it (pending.go) and starts its message on its own
-// goroutine. An inbox is on that FIFO at most once and never while a message of it is
-// live, which keeps each connection FIFO. The inbox follows the packet headers as they
-// pass (serialization.Scanner, the code the Reader takes its headers through), so it
-// refuses at a header what a reader would refuse, with the reader's own errors. A
-// connection whose end, goodbye or invalid bytes come next, with nothing startable
-// before them, is retired by the event loop at once, as a reader goroutine would
-// (lost-connection handlers run, ConnectedTo shrinks), without waiting for a receive.
-// So a Receive never scans the connections, a sender that stalls halfway through a
-// message that has not been handed out holds up nobody, and a thousand idle senders
-// cost a thousand small structs, not a thousand goroutines and read buffers (an idle
-// inbox holds no buffer).
-//
-// A reader that waits for a large read with nothing buffered posts its slice, and the
-// transport's bytes go straight into it; a transport may also read its socket into
-// the inbox itself (FillFrom): inbox_posted.go.
-//
-// An inbox's lifecycle is one typed state (inboxState: idle, queued, owned, retired)
-// and its flow control another (inboxFlow: on, paused, parked, with the water marks
-// below), each with its legal moves in one table. This comment, the constants and
-// those tables are the one description of push-mode receive and its flow control;
-// docs/DESIGN.md and impl/nio point here.
 
 const (
 	// inboxChunk is the smallest buffer an inbox allocates for pushed bytes.
@@ -48,28 +21,24 @@ const (
 	// transport to stop reading the connection; it resumes once the reader has taken
 	// it below InboxLowWater. PortHighWater bounds the unread bytes of all the inboxes
 	// of one port: past it, every inbox that pushes more is parked, and once the port
-	// is below PortLowWater the parked ones are resumed oldest first, only as many as
-	// the budget has room for (ReceivePort.unpark). Only an inbox whose next message
-	// can start (or that is being read) is paused, so a paused inbox is always on its
-	// way to being drained. How the transport stops reading a socket is its own
-	// business (impl/nio/inbound.go: a dup'd descriptor taken off the event loop).
+	// is below PortLowWater the parked ones are resumed oldest first, as many as the
+	// budget has room for (Queue.unpark). Only an inbox whose next message can start
+	// (or that is being read) is paused, so a paused inbox is always on its way to
+	// being drained. How the transport stops reading a socket is its own business.
 	InboxHighWater = 1 << 20
 	InboxLowWater  = 256 << 10
-	PortHighWater  = 4 << 20
+	PortHighWater  = core.PortHighWater
 	PortLowWater   = 2 << 20
 )
 
-// Inbox is the receive side of a push-mode connection. The transport calls Push with
+// Inbox is the receive side of a pushed connection. The transport calls Push with
 // bytes as they arrive and End when the connection ends; the receive port reads them.
 //
-// Lock order: mu is a leaf. Nothing under it takes another lock: the port's pending
-// FIFO and parked list, the connection's retirement and the transport's resume
-// function are reached only once it is released (take1, park, resumed). It is taken
-// under a message's mu (readMessage.Finish reads the rest of the message through Read)
-// and, in impl/nio, under an inbound's enrolMu (End after a failed enrolment).
+// Locks: mu is a leaf: the queue, the connection's retirement and the transport's
+// resume function are reached only once it is released.
 type Inbox struct {
-	port *ReceivePort
-	ic   *inConn
+	q *Queue
+	c conn // the accepted connection (a *core.Acceptance)
 
 	mu     sync.Mutex
 	chunks []chunk // unread bytes, oldest first; chunks[0].b[off:] is next
@@ -91,11 +60,11 @@ type Inbox struct {
 	starts int // messages not yet read whose start can be read without waiting
 	// tail is the message the scan is in, not yet counted in starts: on a many-to-one
 	// port one of at most WholeMessageLimit bytes counts once it is whole
-	// (readahead.go has the rule).
+	// (core.WholeMessageLimit has the rule).
 	tail tailScan
 
 	// post is the slice of a reader that waits for a large read with nothing
-	// buffered (inbox_posted.go): the next bytes of the stream go straight into it,
+	// buffered (posted.go): the next bytes of the stream go straight into it,
 	// postN of them so far. nil when no read is posted.
 	post  []byte
 	postN int
@@ -104,14 +73,14 @@ type Inbox struct {
 }
 
 // inboxState is who has an inbox: nobody (it waits for the start of its next
-// message), the port's pending list, a receiver, or nobody for good.
+// message), the port's queue, a receiver, or nobody for good.
 //
 //	idle    --its next message can start (stepLocked)--------------> queued
 //	idle    --its end, goodbye or bad bytes come next (stepLocked)--> retired
-//	queued  --a receiver takes it (popInbox)------------------------> owned
+//	queued  --a receiver takes it (Queue.pop)-----------------------> owned
 //	owned   --the receiver finished the message (released)----------> idle
-//	owned   --the message failed or could not start (retireInbox)---> retired
-//	retired --retireInbox, after stepLocked retired it (take1)------> retired
+//	owned   --the message failed or could not start (retire)--------> retired
+//	retired --retire, after stepLocked retired it (take1)-----------> retired
 //
 // stepLocked, which Push, End and released call, moves only an idle inbox: a queued
 // or owned one belongs to the port's receivers, which alone move it on, so an inbox
@@ -121,7 +90,7 @@ type inboxState uint8
 // The states of an inbox.
 const (
 	inboxIdle    inboxState = iota // no message to start yet: the inbox waits for bytes
-	inboxQueued                    // on the port's pending list: its next message can start
+	inboxQueued                    // on the port's queue: its next message can start
 	inboxOwned                     // a receiver reads a message of it
 	inboxRetired                   // the port dropped the connection: nothing more to do
 	numInboxStates
@@ -156,10 +125,8 @@ func move[S interface {
 	fmt.Stringer
 }](b *Inbox, what string, cur *S, next S) {
 	if from := *cur; !fsm.Move(cur, next) {
-		if b.port.log != nil {
-			b.port.log.DPanic("inbox moves where its table has no arrow", zap.String("what", what),
-				zap.Stringer("from", from), zap.Stringer("to", next), zap.Stringer("from_sender", b.ic.from))
-		}
+		b.c.Logger().DPanic("inbox moves where its table has no arrow", zap.String("what", what),
+			zap.Stringer("from", from), zap.Stringer("to", next), zap.Stringer("from_sender", b.c.From()))
 		*cur = next
 	}
 }
@@ -177,7 +144,7 @@ func move[S interface {
 //	paused --released: no message left to start-----------------> on
 //	parked --unpark, or its reader is about to wait (Read),
 //	         or no message left to start (released)--------------> on
-//	parked --retireInbox: the port no longer resumes it---------> paused
+//	parked --retire: the port no longer resumes it--------------> paused
 //
 // Only an inbox whose next message can start, or that is being read, is paused (see
 // InboxHighWater), so a paused inbox is always on its way to being drained.
@@ -217,19 +184,38 @@ func (b *Inbox) resumed() func() {
 	return b.resume
 }
 
-// Inbox switches an accepted connection to push mode and returns its inbox; the
-// transport then calls Push and End instead of Serve. resume, when not nil, is called
-// (without locks held) after Push reported the inbox full and the reader has since
-// drained it below InboxLowWater.
-func (a *Acceptance) Inbox(resume func()) *Inbox {
-	p := a.port
-	// The scan stops where the reader would: both get the same limits.
-	limits := serialization.WithReaderMaxMessageSize(p.in.cfg.MaxMessageSize)
-	b := &Inbox{port: p, ic: a.ic, wake: make(chan struct{}, 1), resume: resume,
-		scan: serialization.NewScanner(limits)}
-	a.ic.rd = serialization.NewReader(p.kind, b, limits)
-	a.ic.setDelivery(b)
+// conn is what an inbox uses of its accepted connection: core.Acceptance's hooks for a
+// transport's own source.
+type conn interface {
+	Progress()
+	CutErr() error
+	Retire(err error)
+	Closed() <-chan struct{}
+	Port() ipl.ReceivePortIdentifier
+	From() ipl.SendPortIdentifier
+	Logger() *zap.Logger
+}
+
+// New hands an accepted connection of a port whose source is a Queue (NewQueue) over
+// to a new inbox and returns it; the transport then calls Push and End. resume, when
+// not nil, is called (without locks held) after Push reported the inbox full and the
+// reader has since drained it below InboxLowWater. It returns nil when the port has no
+// Queue (the connection was dropped).
+func New(acc *core.Acceptance, resume func()) *Inbox {
+	q, ok := acc.Source().(*Queue)
+	if !ok {
+		acc.Abort(fmt.Errorf("%w: receive port %s reads no inboxes", ipl.ErrUnsupported, acc.Port()))
+		return nil
+	}
+	b := newInbox(q, acc, resume, acc.MaxMessageSize())
+	acc.Deliver(b, b)
 	return b
+}
+
+// newInbox makes an inbox of q for c whose scan stops where the port's reader does.
+func newInbox(q *Queue, c conn, resume func(), maxMessage int64) *Inbox {
+	return &Inbox{q: q, c: c, wake: make(chan struct{}, 1), resume: resume,
+		scan: serialization.NewScanner(serialization.WithReaderMaxMessageSize(maxMessage))}
 }
 
 // Push hands the inbox bytes read from the connection; it copies them, so the caller
@@ -269,8 +255,8 @@ func (b *Inbox) push(p []byte, adopt *fillBuf) (full bool) {
 		b.store(p)
 	}
 	b.scanPushed(p)
-	b.ic.watch.progress.Add(1)
-	total := b.port.push.buffered.Add(int64(len(p)))
+	b.c.Progress()
+	total := b.q.buffered.Add(int64(len(p)))
 	park := false
 	if b.starts > 0 || b.state == inboxOwned {
 		switch {
@@ -287,7 +273,7 @@ func (b *Inbox) push(p []byte, adopt *fillBuf) (full bool) {
 	step, why := b.stepLocked()
 	b.mu.Unlock()
 	if park {
-		b.port.park(b)
+		b.q.park(b)
 	}
 	b.take1(step, why)
 	return full
@@ -355,8 +341,8 @@ func (b *Inbox) scanPushed(p []byte) {
 		if ev&serialization.ScanStart != 0 {
 			t.begun = true
 		}
-		if t.begun && !t.counted && (ev&serialization.ScanEnd != 0 || !b.port.manyToOne ||
-			t.bytes > WholeMessageLimit || b.port.push.buffered.Load() >= PortHighWater) {
+		if t.begun && !t.counted && (ev&serialization.ScanEnd != 0 || !b.q.manyToOne ||
+			t.bytes > core.WholeMessageLimit || b.q.buffered.Load() >= PortHighWater) {
 			b.starts++
 			t.counted = true
 		}
@@ -372,7 +358,7 @@ type inboxStep int
 // Steps an inbox can need after a change.
 const (
 	stepNone   inboxStep = iota
-	stepQueue            // its next message can start: on the port's pending list
+	stepQueue            // its next message can start: on the port's queue
 	stepRetire           // its next item is its end: the port drops the connection now
 )
 
@@ -410,9 +396,9 @@ func (b *Inbox) stepLocked() (inboxStep, error) {
 func (b *Inbox) take1(step inboxStep, why error) {
 	switch step {
 	case stepQueue:
-		b.port.enqueueInbox(b)
+		b.q.pending.Push(b)
 	case stepRetire:
-		b.port.retireInbox(b, why)
+		b.retire(why)
 	}
 	wake.Poke(b.wake)
 }
@@ -437,8 +423,8 @@ func (b *Inbox) Read(p []byte) (int, error) {
 			if unpark != nil {
 				unpark()
 			}
-			if q := &b.port.push; q.nParked.Load() > 0 && q.buffered.Load() < PortLowWater {
-				b.port.unpark()
+			if q := b.q; q.nParked.Load() > 0 && q.buffered.Load() < PortLowWater {
+				q.unpark()
 			}
 			if posted {
 				m, err := b.awaitPosted()
@@ -474,8 +460,8 @@ func (b *Inbox) Read(p []byte) (int, error) {
 		}
 		select {
 		case <-b.wake:
-		case <-b.port.closed:
-			return 0, fmt.Errorf("receive port %s: %w", b.port.id, ipl.ErrClosed)
+		case <-b.c.Closed():
+			return 0, fmt.Errorf("receive port %s: %w", b.c.Port(), ipl.ErrClosed)
 		}
 	}
 }
@@ -499,7 +485,7 @@ func (b *Inbox) take(p []byte) int {
 		b.chunks = nil
 	}
 	b.n -= n
-	b.port.push.buffered.Add(-int64(n))
+	b.q.buffered.Add(-int64(n))
 	return n
 }
 
@@ -513,7 +499,7 @@ func (b *Inbox) discard() {
 	b.chunks, b.off, b.n = nil, 0, 0
 	b.mu.Unlock()
 	if n > 0 {
-		b.port.push.buffered.Add(-int64(n))
+		b.q.buffered.Add(-int64(n))
 	}
 }
 
@@ -532,12 +518,11 @@ func (b *Inbox) unparked() func() {
 // next.
 //
 // A paused inbox with no message left to start would never be read again: the bytes
-// it holds are the unfinished start of its next message, and only the connection can
-// finish it. It is resumed here, whatever the port's budget says; otherwise a port
-// whose budget is held by such starts stalls for good (a hundred senders of 56 KB
-// messages did). Its bytes stay bounded: until its next message can start it is not
-// paused again, and an unfinished start is at most one packet or, on a many-to-one
-// port, WholeMessageLimit and a push.
+// it holds are the unfinished start of its next message, which only the connection can
+// finish. So it is resumed here, whatever the port's budget says, or a port whose
+// budget such starts hold would stall for good. Its bytes stay bounded: it is not
+// paused again until its next message can start, and an unfinished start is at most
+// one packet or, on a many-to-one port, WholeMessageLimit and a push.
 func (b *Inbox) released() {
 	b.mu.Lock()
 	if b.starts > 0 {
@@ -556,11 +541,11 @@ func (b *Inbox) released() {
 	b.take1(step, why)
 }
 
-// waiting reports, for the stall watchdog, whether the inbox waits for bytes from its
+// Waiting reports, for the stall watchdog, whether the inbox waits for bytes from its
 // sender: it holds nothing its port can deliver (or its reader has read all it holds),
 // and whether it is inside a message that has begun to arrive. A paused inbox waits for
 // nothing: the event loop stopped reading it.
-func (b *Inbox) waiting() (waiting, mid bool) {
+func (b *Inbox) Waiting() (waiting, mid bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.flow != flowOn || b.ended || b.state == inboxRetired {

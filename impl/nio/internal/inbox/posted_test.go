@@ -1,4 +1,4 @@
-package core
+package inbox
 
 import (
 	"bytes"
@@ -100,8 +100,8 @@ func TestPostedReadTakesNoBuffer(t *testing.T) {
 		b.mu.Lock()
 		n := b.n
 		b.mu.Unlock()
-		if n != 0 || b.port.push.buffered.Load() != 0 {
-			t.Fatalf("the inbox buffers %d bytes (port: %d) while a read is posted", n, b.port.push.buffered.Load())
+		if n != 0 || b.q.buffered.Load() != 0 {
+			t.Fatalf("the inbox buffers %d bytes (port: %d) while a read is posted", n, b.q.buffered.Load())
 		}
 	}
 	if err := <-done; err != nil {
@@ -164,8 +164,8 @@ func TestFillFromKeepsItsBuffers(t *testing.T) {
 			t.Fatalf("a fill buffer still has %d references after all was read", r)
 		}
 	}
-	if b.port.push.buffered.Load() != 0 {
-		t.Fatalf("the port still counts %d buffered bytes", b.port.push.buffered.Load())
+	if b.q.buffered.Load() != 0 {
+		t.Fatalf("the port still counts %d buffered bytes", b.q.buffered.Load())
 	}
 }
 
@@ -234,7 +234,7 @@ func TestPostedReadPortClosed(t *testing.T) {
 	done := readAsync(b, dst)
 	waitPosted(t, b)
 	b.Push([]byte{1, 2, 3})
-	close(b.port.closed)
+	close(b.c.(*fakeConn).closed)
 	select {
 	case err := <-done:
 		if !errors.Is(err, ipl.ErrClosed) {

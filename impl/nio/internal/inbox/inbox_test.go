@@ -1,4 +1,4 @@
-package core
+package inbox
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"go.uber.org/goleak"
 	"go.uber.org/zap"
 
+	"github.com/ibisgo/ibis/impl/internal/core"
 	"github.com/ibisgo/ibis/internal/fifo"
 	"github.com/ibisgo/ibis/ipl"
 	"github.com/ibisgo/ibis/serialization"
@@ -36,7 +37,7 @@ func pushManyToOne(t *testing.T, chunk int) {
 		ListenHost: "127.0.0.1", ConnectTimeout: 10 * time.Second, MaxMessageSize: 1 << 24}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	in, err := Open(ctx, cfg, "pipe", &pipeTransport{push: chunk})
+	in, err := core.Open(ctx, cfg, "pipe", &pushTransport{chunk: chunk})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,15 +120,26 @@ func pushManyToOne(t *testing.T, chunk int) {
 	}
 }
 
-// bareInbox returns an inbox of a port that is nothing but its bookkeeping, for tests
-// that push bytes by hand and look at the inbox's states.
+// fakeConn is an accepted connection that is nothing but the hooks an inbox uses.
+type fakeConn struct {
+	closed  chan struct{}
+	log     *zap.Logger
+	retired []error
+}
+
+func (c *fakeConn) Progress()                       {}
+func (c *fakeConn) CutErr() error                   { return nil }
+func (c *fakeConn) Retire(err error)                { c.retired = append(c.retired, err) }
+func (c *fakeConn) Closed() <-chan struct{}         { return c.closed }
+func (c *fakeConn) Port() ipl.ReceivePortIdentifier { return ipl.ReceivePortIdentifier{Name: "in"} }
+func (c *fakeConn) From() ipl.SendPortIdentifier    { return ipl.SendPortIdentifier{Name: "out"} }
+func (c *fakeConn) Logger() *zap.Logger             { return c.log }
+
+// bareInbox returns an inbox of a one-to-one port that is nothing but its bookkeeping,
+// for tests that push bytes by hand and look at the inbox's states.
 func bareInbox() *Inbox {
-	p := &ReceivePort{in: &Instance{}, closed: make(chan struct{}), log: zap.NewNop(), push: pushQueue{pending: fifo.New[*Inbox]()}}
-	ic := &inConn{port: p, c: nopIn{}, watch: &stallWatch{}}
-	p.conns = []*inConn{ic}
-	b := &Inbox{port: p, ic: ic, wake: make(chan struct{}, 1)}
-	ic.setDelivery(b)
-	return b
+	c := &fakeConn{closed: make(chan struct{}), log: zap.NewNop()}
+	return &Inbox{q: &Queue{pending: fifo.New[*Inbox]()}, c: c, wake: make(chan struct{}, 1)}
 }
 
 // rawPacket is a packet of n bytes (a multiple of 8) in its 8-bit section, with flags.
@@ -159,8 +171,8 @@ func TestInboxStates(t *testing.T) {
 		}
 	}
 	check("a whole small packet", inboxQueued, 1)
-	if got := b.port.popInbox(); got != b {
-		t.Fatalf("popInbox returned %p, want the inbox %p", got, b)
+	if got := b.q.pop(); got != b {
+		t.Fatalf("pop returned %p, want the inbox %p", got, b)
 	}
 	check("popped", inboxOwned, 1)
 	b.take(make([]byte, len(small)))
@@ -174,7 +186,7 @@ func TestInboxStates(t *testing.T) {
 	check("a bulk header", inboxQueued, 1)
 	b.Push(bulk[serialization.HeaderSize:])
 	check("a bulk body", inboxQueued, 1)
-	b.port.popInbox()
+	b.q.pop()
 	b.take(make([]byte, len(bulk)))
 	b.released()
 	check("bulk released", inboxIdle, 0)
@@ -193,7 +205,7 @@ func TestInboxStates(t *testing.T) {
 // list are taken, the others panic under a development logger (DPanic).
 func TestInboxMoves(t *testing.T) {
 	b := bareInbox()
-	b.port.log = zap.NewNop().WithOptions(zap.Development())
+	b.c.(*fakeConn).log = zap.NewNop().WithOptions(zap.Development())
 	for from := range numInboxStates {
 		for to := range numInboxStates {
 			b.state = from
