@@ -40,17 +40,17 @@
 //     so nothing of the stream is consumed before the event loop owns it.
 //   - Nonblocking and thread receive (inbound.go): the event loop pushes what it reads
 //     into the connection's inbox (push-mode receive and its flow control are
-//     described in internal/inbox); a full inbox stops the socket being read
-//     (pause.go). On a busy socket, or when a receiver waits for a large array, the
-//     loop then reads the socket itself (posted.go): straight into the receiver's
-//     slice, one copy out of the kernel as a blocking reader has
-//     (internal/inbox/posted.go), else into pooled buffers the inbox keeps.
+//     described in internal/inbox); a full inbox stops the socket being read. On a
+//     busy socket, or when a receiver waits for a large array, the loop then reads the
+//     socket itself: straight into the receiver's slice, one copy out of the kernel as
+//     a blocking reader has (internal/inbox/posted.go), else into pooled buffers the
+//     inbox keeps.
 //   - Nonblocking and thread send: queued.go (the queue, its bounds and the event
-//     loop's writes), direct.go (the sender writing the socket itself while nothing
-//     is queued) and writable.go (waiting for a full socket).
-//   - What works around gnet's limits is in one file each: pause.go (gnet cannot stop
-//     reading a connection), posted.go (gnet reads only into its own buffer) and
-//     writable.go (gnet reports a writable socket only to its own write path).
+//     loop's writes) and direct.go (the sender writing the socket itself while nothing
+//     is queued).
+//   - Where nio works beneath gnet, on the socket's descriptor (reading it in
+//     OnTraffic, pausing a connection, writing, waiting for a full socket), and which
+//     gnet limit each works around: descriptor.go, the only file that does.
 //   - Connection states: each queued connection's life is one typed state (outState in
 //     queued.go, inState in inbound.go) whose legal moves are listed in one place
 //     (CanMove, through internal/fsm), and every change goes through it.

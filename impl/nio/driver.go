@@ -2,12 +2,14 @@ package nio
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"strconv"
 
 	"github.com/ibisgo/ibis/impl/internal/core"
 	"github.com/ibisgo/ibis/impl/internal/sockets"
+	"github.com/ibisgo/ibis/internal/tlsconf"
 	"github.com/ibisgo/ibis/ipl"
 )
 
@@ -69,7 +71,12 @@ func (driver) Open(ctx context.Context, cfg *ipl.Config) (ipl.Ibis, error) {
 			return nil, err
 		}
 	}
-	return core.Open(ctx, cfg, Name, newTransport(cfg, ch, loops, spin))
+	ib, err := core.Open(ctx, cfg, Name, newTransport(cfg, ch, loops, spin))
+	if err != nil && errors.Is(err, ipl.ErrUnsupported) && (tlsconf.Files{Cert: cfg.TLSCert, Key: cfg.TLSKey, CA: cfg.TLSCA}).IsSet() {
+		// gnet has no TLS layer (docs/SECURITY.md); the blocking implementation has.
+		return nil, fmt.Errorf("%w; use -impl tcp for TLS", err)
+	}
+	return ib, err
 }
 
 func eventLoops(cfg *ipl.Config) (int, error) {

@@ -31,7 +31,7 @@ type engine struct {
 	name string
 	cli  *gnet.Client
 	hk   *hooks         // nil but in tests
-	wait sync.WaitGroup // the waits for a full socket (writable.go); stop waits for them
+	wait sync.WaitGroup // the waits for a full socket (descriptor.go); stop waits for them
 
 	// mu guards stopped and the additions to busy. Lock order: inbound.enrolMu before
 	// mu; mu is a leaf, released before EnrollContext waits for the event loop.
@@ -77,7 +77,7 @@ func newEngine(name string, loops int, log *zap.Logger, hk *hooks) (*engine, err
 		gnet.WithTCPNoDelay(gnet.TCPNoDelay),
 		gnet.WithReadBufferCap(readBufferCap),
 		// Level-triggered I/O (gnet's default; never WithEdgeTriggeredIO): the inbox's
-		// own reads (posted.go) may leave bytes in the socket and rely on the poller to
+		// own reads (descriptor.go) may leave bytes in the socket and rely on the poller to
 		// call OnTraffic again for them.
 	}
 	cli, err := gnet.NewClient(&handler{}, opts...)

@@ -5,8 +5,8 @@ package nio
 type hooks struct {
 	direct func(rest bool) // a sender wrote a packet itself; rest: the socket left some to the event loop
 	copied func(n int)     // n bytes were copied into a packet for the queue
-	paused func()          // the event loop stopped reading an inbound connection (pause.go)
-	full   func()          // a flush found the socket full and waits for it (writable.go)
+	paused func()          // the event loop stopped reading an inbound connection (descriptor.go)
+	full   func()          // a flush found the socket full and waits for it (descriptor.go)
 }
 
 // testHooks is handed to every instance opened while it is set. Only tests set it,

@@ -21,7 +21,7 @@ import (
 // The event loop pushes what the socket brings into the connection's inbox.
 //
 // Flow control: when the inbox says it is full, the event loop stops reading the
-// socket (pause.go) until the reader has drained the inbox.
+// socket (descriptor.go) until the reader has drained the inbox.
 //
 // Its life is an inState (see there), changed only through to.
 //
@@ -222,7 +222,7 @@ func (ib *inbound) isOpen() bool {
 
 // traffic pushes what gnet read into the inbox; when a receiver's posted slice waits,
 // or gnet's read filled its buffer (more is likely to wait), the inbox then reads the
-// socket itself (posted.go).
+// socket itself (descriptor.go).
 func (ib *inbound) traffic(c gnet.Conn) gnet.Action {
 	b, err := c.Next(-1)
 	if err != nil {

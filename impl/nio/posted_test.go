@@ -26,7 +26,7 @@ func postedByte(s, i, k int) byte { return byte(s*131 + i*17 + k + k>>8) }
 
 // TestLargeArraysArriveWhole: two senders pour messages with large arrays into one
 // nonblocking or thread-flavour receive port, which the event loop reads into posted
-// slices and its own buffers (posted.go); every message arrives whole, in each
+// slices and its own buffers (descriptor.go); every message arrives whole, in each
 // sender's order. The receiver sometimes dawdles before reading an array, so that the
 // event loop buffers its start before the read is posted.
 func TestLargeArraysArriveWhole(t *testing.T) {

@@ -34,8 +34,8 @@ const (
 // take, and every piece that finds a queue, is copied once into a pooled,
 // reference-counted buffer (packet.go), and a multicast queues that same buffer on
 // every connection (core.Sharer, WriteShared). The event loop writes the queue on
-// gnet's descriptor, not through gnet's write path (writable.go says why); a full
-// socket is waited on (writable.go). A sender queueHighWater ahead waits in
+// gnet's descriptor, not through gnet's write path (descriptor.go says why); a full
+// socket is waited on (descriptor.go). A sender queueHighWater ahead waits in
 // WritePacket. Finish drains the queues (core.Drainer), so a finished message is in
 // the kernel, and bytes dropped because the connection broke make Drain fail. A clean
 // disconnect drains its goodbye; a cut (Close after a loss, a dead peer) drops the
@@ -47,7 +47,7 @@ const (
 // the end).
 //
 // Lock order: o.mu is a leaf. The event loop takes it (flush, opened, closed) and so do
-// senders and the waits of writable.go, but no one holds it while waiting for another
+// senders and the waits of descriptor.go, but no one holds it while waiting for another
 // goroutine or calling core (lost): the direct write under it is a non-blocking
 // write, and gnet's Execute only queues a task.
 type queuedOut struct {
@@ -71,7 +71,7 @@ type queuedOut struct {
 	// its OnClose (closed), which takes o.mu: whoever holds o.mu while the connection
 	// is open may write it (direct.go) or ask it (Pending).
 	fd    int
-	watch *watch // what a full socket is waited on (writable.go), made when first needed
+	watch *watch // what a full socket is waited on (descriptor.go), made when first needed
 	// ours: Close ended the connection; a later end read from the receiver is not
 	// reported (lost hears nothing after Close).
 	ours bool
@@ -141,7 +141,7 @@ func (o *queuedOut) registered() bool { return o.state == outOpen || o.state == 
 //	    +----nothing to write-----+     +------written----------+
 //	    +-------------------ended while writing-----------------+
 //
-// A flush stays pending while it waits for a full socket (writable.go). It is apart
+// A flush stays pending while it waits for a full socket (descriptor.go). It is apart
 // from outState because a flush scheduled while the connection was open still runs
 // after the end, and only the flush may release the packets a writev is reading.
 type flushState uint8
@@ -296,7 +296,7 @@ func (o *queuedOut) flush() {
 		}
 		o.flushing = flushWriting
 		o.mu.Unlock()
-		n, err := unix.Writev(o.fd, iov)
+		n, err := writevFd(o.fd, iov)
 		clear(iov)
 		o.mu.Lock()
 		o.flushing = flushPending // the write is over

@@ -92,7 +92,7 @@ func Open(ctx context.Context, cfg *ipl.Config, impl string, tr Transport) (*Ins
 	in.secret = secret
 	if files := (tlsconf.Files{Cert: cfg.TLSCert, Key: cfg.TLSKey, CA: cfg.TLSCA}); files.IsSet() {
 		if !in.caps.TLS {
-			return nil, fmt.Errorf("%w: %s cannot speak TLS on its data connections; use -impl tcp for TLS", ipl.ErrUnsupported, impl)
+			return nil, fmt.Errorf("%w: implementation %s cannot speak TLS on its data connections", ipl.ErrUnsupported, impl)
 		}
 		if in.tlsServer, err = files.Server(); err == nil {
 			in.tlsClient, err = files.Client()

@@ -10,7 +10,7 @@ import (
 )
 
 // TestFullSocketResumes: a nonblocking send port whose receiver reads nothing fills
-// its socket, and the event loop waits for it (writable.go); once the receiver reads,
+// its socket, and the event loop waits for it (descriptor.go); once the receiver reads,
 // the waits end, and every message arrives in order, intact.
 func TestFullSocketResumes(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
