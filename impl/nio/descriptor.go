@@ -30,7 +30,7 @@ import (
 //     (direct writes) and the flush write gnet's descriptor with writev under the
 //     connection's lock, while it is open (gnet closes it only after OnClose, which
 //     takes that lock). Going through AsyncWritev instead was measured slower
-//     (docs/PERFORMANCE.md, "Message path A/B").
+//     (docs/MESSAGE-PATH.md, the A/B).
 //   - Waiting for room: gnet tells writability only to its own write path, so a full
 //     socket is waited on by Go's netpoller on a duplicate that only ever waits
 //     (watch, awaitWritable): no timer, no retry loop.

@@ -14,43 +14,24 @@ import (
 	"github.com/ibisgo/ibis/ipl"
 )
 
-// Stalled senders. A receiver that waits for the rest of a message holds its port (a
-// many-to-one port's other senders wait behind it, unless the message is one the port
-// hands out only once it is whole: readahead.go), and a connection holding the start
-// of a message holds memory. A sender that stops in the middle of a message (a stopped
-// process, a broken network, a peer that never finishes) must not do either for long.
+// Stalled senders. A sender that stops inside a message (a stopped process, a broken
+// network) must not hold its receive port, or the memory of the message's start, for
+// long. Every incoming connection has a stallWatch: its reader (or the transport's own
+// source, which counts every push) marks when it waits for bytes, at a message's start
+// or inside one, and counts the reads that brought some. One watchdog goroutine per
+// instance, running while it has incoming connections, looks at every watch four times
+// per message timeout; a connection whose reader waited inside a message with no
+// progress for a timeout is cut (ErrStalled, ErrConnectionLost), whether or not the port
+// was reading it, and the port's other senders go on. Time a program holds a message,
+// time between messages and a connection paused for flow control never count.
 //
-// Every incoming connection has a stallWatch. Whoever reads the connection marks when
-// it waits for bytes (at a message's start, or inside one) and counts every read that
-// brought some; a transport's own source (impl/nio's inboxes) counts every push and
-// knows from its scan whether it is inside a message. One watchdog goroutine per instance, running while it has
-// incoming connections, looks at all the watches four times per message timeout (see
-// period): a connection whose reader has waited inside a message with no progress
-// for a timeout, timed from the first look that saw it wait, is cut: between one and
-// one and a quarter timeouts after the wait began. Stalled connections are cut
-// together, whether or not the port was reading them: a reader goroutine reads its
-// message ahead before it offers it (readahead.go), and a transport's own source is
-// read by its event loop; only a tcp message larger than WholeMessageLimit, whose reader waits for the
-// port after reading that much, is timed once the port reads it. The reader gets
-// ErrStalled (and ErrConnectionLost); the port's other senders go on. The time a
-// program holds a message without reading it, and the time between messages, do not
-// count, and a connection paused for flow control waits for nothing and is never cut. The readers pay two atomic stores and an
-// atomic add per read of the socket, no timer per message.
-//
-// The watchdog also ends the connections of a member the registry declared dead, but
-// only once the connection is drained: everything that arrived is read and delivered
-// first. Once the bytes the member sent before it died had time to arrive (diedGrace),
-// the connection is cut when its reader waits for more with no progress at two looks in
-// a row (diedGrace apart) and the kernel holds nothing unread for it (PendingCounter,
-// where the transport can tell). So no message that arrived whole is thrown away, and a
-// message the dead member had only begun is. A member that goes on sending after its
-// death (a stopped process, resumed) is cut a message timeout after the death at the
-// latest, drained or not. Before the cut, the receiver tells the sender how many whole
-// messages it took from the connection (CutNotifier, sendport.go's "cut notice"), so
-// that the sender learns which of the messages its Finish handed over were thrown away.
-// The instance and its ports then refuse new connections from it (ReplyDenied): a
-// "dead" member that was only stopped and comes back must rejoin as a new member, not
-// go on sending.
+// The watchdog also ends the connections of a member the registry declared dead, once
+// drained: after diedGrace it cuts a connection whose reader waits with no progress at
+// two looks in a row while the kernel holds nothing unread for it (PendingCounter), so a
+// message that arrived whole is delivered and one the member only began is not; a
+// member that keeps sending is cut a message timeout after its death. Before a cut the
+// receiver tells the sender how many whole messages it took (CutNotifier, the cut
+// notice), and the instance then refuses the member (ReplyDenied): it must rejoin.
 //
 // This is the one description of the mechanism; docs/DESIGN.md and README.md point here.
 
