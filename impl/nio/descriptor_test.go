@@ -22,60 +22,10 @@ func TestFullSocketResumes(t *testing.T) {
 		ipl.WithMaxMessageSize(8<<20))
 	sp := sendToIn(ctx, t, ib, pt, "")
 	const messages, words = 32, 1 << 17 // 32 MiB in all, far more than the socket buffers
-	sent := make(chan error, 1)
-	go func() {
-		data := make([]int64, words)
-		for i := range messages {
-			for k := range data {
-				data[k] = int64(i*words + k)
-			}
-			m, err := sp.NewMessage(ctx)
-			if err == nil {
-				err = m.WriteArray(data)
-			}
-			if m != nil {
-				if _, ferr := m.Finish(); err == nil {
-					err = ferr
-				}
-			}
-			if err != nil {
-				sent <- err
-				return
-			}
-		}
-		sent <- nil
-	}()
+	sent := sendNumbered(ctx, sp, messages, words)
 	// Nobody reads until the event loop waits for the full socket.
-	for seen.fulls.Load() == 0 {
-		select {
-		case <-ctx.Done():
-			t.Fatal("the socket never filled")
-		case err := <-sent:
-			t.Fatalf("the sender finished (%v) although nobody read", err)
-		case <-time.After(5 * time.Millisecond):
-		}
-	}
-	got := make([]int64, words)
-	for i := range messages {
-		m, err := rp.Receive(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := m.ReadArray(got); err != nil {
-			t.Fatalf("message %d: %v", i, err)
-		}
-		if _, err := m.Finish(); err != nil {
-			t.Fatal(err)
-		}
-		for k, v := range got {
-			if v != int64(i*words+k) {
-				t.Fatalf("message %d word %d is %d", i, k, v)
-			}
-		}
-	}
-	if err := <-sent; err != nil {
-		t.Fatal(err)
-	}
+	awaitHook(ctx, t, &seen.fulls, sent, "a full socket")
+	receiveNumbered(ctx, t, rp, sent, messages, words)
 	t.Logf("%d waits for a full socket", seen.fulls.Load())
 }
 
@@ -104,15 +54,7 @@ func TestFullSocketReceiverCloses(t *testing.T) {
 		}
 		sent <- err
 	}()
-	for seen.fulls.Load() == 0 {
-		select {
-		case <-ctx.Done():
-			t.Fatal("the socket never filled")
-		case err := <-sent:
-			t.Fatalf("the sender finished (%v) although nobody read", err)
-		case <-time.After(5 * time.Millisecond):
-		}
-	}
+	awaitHook(ctx, t, &seen.fulls, sent, "a full socket")
 	if err := rp.Close(); err != nil {
 		t.Logf("closing the receive port: %v", err)
 	}
