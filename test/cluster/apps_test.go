@@ -153,18 +153,35 @@ func runReference(t *testing.T, p program, exe, impl, localRegistry string) stri
 	return r
 }
 
-// runResult runs p with 4 processes started by l and returns its result.
+// runResult runs p with 4 processes started by l and returns its result. A launcher that
+// is a restarter may have a failed job started again, at most twice.
 func runResult(t *testing.T, l launcher, p program, exe string) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), appBound)
-	defer cancel()
-	j := l.start(ctx, t, exe, 4, p.args...)
-	if err := j.wait(ctx); err != nil {
-		t.Fatalf("%s: %v", p.name, err)
+	for attempt := 1; ; attempt++ {
+		ctx, cancel := context.WithTimeout(context.Background(), appBound)
+		j := l.start(ctx, t, exe, 4, p.args...)
+		err := j.wait(ctx)
+		cancel()
+		if err != nil {
+			if r, ok := l.(restarter); ok && attempt < 3 && r.restart(err) {
+				t.Logf("%s: attempt %d failed as %s; starting it again:\n%v", p.name, attempt, r.why(), err)
+				continue
+			}
+			t.Fatalf("%s: %v", p.name, err)
+		}
+		r := p.result(j.stdout())
+		if r == "" {
+			t.Fatalf("%s printed no result:\n%s\n%s", p.name, j.stdout(), j.stderr())
+		}
+		return r
 	}
-	r := p.result(j.stdout())
-	if r == "" {
-		t.Fatalf("%s printed no result:\n%s\n%s", p.name, j.stdout(), j.stderr())
-	}
-	return r
+}
+
+// restarter is a launcher whose jobs may fail for a known reason outside Ibis, in which
+// case the job is started again.
+type restarter interface {
+	// restart reports whether err, a failed job's error, is that known failure.
+	restart(err error) bool
+	// why names the failure for the log.
+	why() string
 }
