@@ -45,8 +45,10 @@ func ExampleIbis_Wait() {
 	}
 	w, _ := sp.NewMessage(ctx)
 	_ = w.WriteString("stop")
-	_, _ = w.Finish() // may see the Ibis closed: the handler can be quicker
-	if err := ibis.Wait(ctx); err != nil { // the handler has returned, nothing is left
+	// Finish may see the Ibis closed already: the handler can be quicker.
+	_, _ = w.Finish()
+	// Wait returns once the handler has returned: nothing of the Ibis is left.
+	if err := ibis.Wait(ctx); err != nil {
 		log.Fatal(err)
 	}
 	fmt.Println("ended")
