@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // What the instance's goroutines run, for the error of a wait that gave up.
@@ -27,16 +28,21 @@ const (
 type goroutines struct {
 	mu      sync.Mutex
 	live    map[*tracked]struct{} // started and not yet ended
-	inside  int                   // how many of live are inside a program callback
-	changed chan struct{}         // made by a wait, closed on the next change of the above
+	changed chan struct{}         // made by a wait, closed on the next change of live or inside
+	// inside counts the live goroutines inside a program callback. It changes twice per
+	// message upcall, so it is atomic and takes mu only while a wait is under way
+	// (waiters): a wait counts itself before it reads inside, and a change reads waiters
+	// after it wrote inside, so one of the two sees the other.
+	inside  atomic.Int64
+	waiters atomic.Int32
 }
 
 // tracked is one goroutine of the instance, held by that goroutine.
 type tracked struct {
 	g        *goroutines
-	runs     string // one of the runs* constants
-	port     string // the port it serves, or ""
-	callback bool   // inside a program callback now; under g.mu
+	runs     string      // one of the runs* constants
+	port     string      // the port it serves, or ""
+	callback atomic.Bool // inside a program callback now
 }
 
 func (t *tracked) String() string {
@@ -74,15 +80,17 @@ func (t *tracked) call(f func()) {
 
 func (t *tracked) mark(inside bool) {
 	g := t.g
-	g.mu.Lock()
-	t.callback = inside
+	t.callback.Store(inside)
 	if inside {
-		g.inside++
+		g.inside.Add(1)
 	} else {
-		g.inside--
+		g.inside.Add(-1)
 	}
-	g.signal()
-	g.mu.Unlock()
+	if g.waiters.Load() > 0 {
+		g.mu.Lock()
+		g.signal()
+		g.mu.Unlock()
+	}
 }
 
 func (g *goroutines) ended(t *tracked) {
@@ -92,8 +100,7 @@ func (g *goroutines) ended(t *tracked) {
 	g.mu.Unlock()
 }
 
-// signal wakes every wait; g.mu is held. With no wait there is nothing to close, so
-// marking a callback costs no allocation.
+// signal wakes every wait; g.mu is held. With no wait there is nothing to close.
 func (g *goroutines) signal() {
 	if g.changed != nil {
 		close(g.changed)
@@ -105,11 +112,13 @@ func (g *goroutines) signal() {
 // that is not inside a program callback (!all), ctx permitting. If ctx ends first,
 // the error says what the goroutines still waited for run.
 func (g *goroutines) wait(ctx context.Context, all bool, what string) error {
+	g.waiters.Add(1)
+	defer g.waiters.Add(-1)
 	for {
 		g.mu.Lock()
 		left := len(g.live)
 		if !all {
-			left -= g.inside
+			left -= int(g.inside.Load())
 		}
 		if left == 0 {
 			g.mu.Unlock()
@@ -135,7 +144,7 @@ func (g *goroutines) running(all bool) string {
 	defer g.mu.Unlock()
 	var out []string
 	for t := range g.live {
-		if all || !t.callback {
+		if all || !t.callback.Load() {
 			out = append(out, t.String())
 		}
 	}
