@@ -30,17 +30,9 @@ func TestAppsUnderSrun(t *testing.T) {
 	c := newCluster(t, 4, true)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*appBound)
 	defer cancel()
-	local := startRegistry(ctx, t, nil) // for hello's reference run, which has no -np
-	for _, impl := range []string{"tcp", "nio"} {
-		for _, p := range programs {
-			t.Run(impl+"/"+p.name, func(t *testing.T) {
-				exe := binary(t, p.pkg)
-				want := referenceRun(t, p, exe, impl, local.addr)
-				sameResult(t, srunLauncher{c: c, impl: impl, args: []string{"-N", "4"}}, p, exe, want,
-					"srun -N 4 -n 4 "+p.name+" -impl "+impl)
-			})
-		}
-	}
+	local := eachAppOnBoth(ctx, t, func(impl string, p program) (launcher, string) {
+		return srunLauncher{c: c, impl: impl, args: []string{"-N", "4"}}, "srun -N 4 -n 4 " + p.name + " -impl " + impl
+	})
 	t.Run("tcp/sor-n1024", func(t *testing.T) {
 		exe := binary(t, sor1024.pkg)
 		want := referenceRun(t, sor1024, exe, "tcp", local.addr)
