@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -21,6 +22,10 @@ type Server struct {
 	cfg  serverConfig
 	log  *zap.Logger
 	quit chan struct{} // closed by Close
+	// life ends with Close; submissions to the store end with it.
+	life       context.Context
+	endLife    context.CancelFunc
+	store      store
 	// epoch names this run of the server (random, never 0). Clients keep it
 	// and show it when they rejoin, so that a server can tell a member of
 	// its own run that lost its connection (declared dead: refused) from a
@@ -32,8 +37,14 @@ type Server struct {
 	// events queue frames under mu (serverConn.send), which never blocks.
 	// Nothing else is locked under it, and it is never taken under another
 	// lock (refusalLog's is taken without it).
-	mu      sync.Mutex
-	ln      net.Listener
+	mu sync.Mutex
+	// front names this front end in the ops it proposes (random; a shared
+	// store gives it a new one each time it starts anew); with nextSerial
+	// it names the connections that own members (ownerRef).
+	front      uint64
+	nextSerial uint64
+	bySerial   map[uint64]*serverConn
+	ln         net.Listener
 	started time.Time // when serving began: the recovery window runs from here
 	closing bool
 	conns   map[*serverConn]struct{}
@@ -81,11 +92,16 @@ func NewServer(opts ...ServerOption) *Server {
 		o(&cfg)
 	}
 	cfg.effective()
-	return &Server{
+	life, endLife := context.WithCancel(context.Background())
+	s := &Server{
 		cfg:        cfg,
 		log:        cfg.logger.Named("registry-server"),
 		quit:       make(chan struct{}),
+		life:       life,
+		endLife:    endLife,
 		epoch:      rand.Uint64() | 1,
+		front:      rand.Uint64() | 1,
+		bySerial:   make(map[uint64]*serverConn),
 		conns:      make(map[*serverConn]struct{}),
 		pools:      make(map[string]*pool),
 		sources:    make(map[string]*sourceUse),
@@ -93,6 +109,11 @@ func NewServer(opts ...ServerOption) *Server {
 		clock:      newStallClock(),
 		tls:        serverTLS(cfg.tls),
 	}
+	s.store = memoryStore{s}
+	if len(cfg.etcd) > 0 {
+		s.store = newEtcdStore(s, cfg.etcd)
+	}
+	return s
 }
 
 // StartEmbedded listens on addr (such as "127.0.0.1:0", letting the kernel
@@ -153,6 +174,7 @@ func (s *Server) register(ln net.Listener) error {
 	s.started = time.Now()
 	s.wg.Add(2)
 	go s.watchClock()
+	s.store.start()
 	return nil
 }
 
@@ -206,6 +228,7 @@ func (s *Server) Close() error {
 	}
 	s.closing = true
 	close(s.quit)
+	s.endLife()
 	for _, p := range s.pools {
 		if p.recovery != nil {
 			s.stopRecoveryTimer(p.recovery)
@@ -226,6 +249,9 @@ func (s *Server) Close() error {
 	}
 	for _, c := range conns {
 		c.closeWith(fmt.Errorf("server closing: %w", ErrClosed))
+	}
+	if cerr := s.store.close(); cerr != nil && err == nil {
+		err = fmt.Errorf("registry: close store: %w", cerr)
 	}
 	s.wg.Wait()
 	s.mu.Lock()

@@ -2,6 +2,7 @@ package registry
 
 import (
 	"bufio"
+	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -41,9 +42,10 @@ type serverConn struct {
 	source string
 
 	member *member // the member joined on this connection; guarded by s.mu
-	// joined is set once a join succeeded on this connection; only the
-	// reader goroutine (which handles the join) uses it.
-	joined bool
+	// serial names the connection in ops (ownerRef); set before it runs.
+	serial uint64
+	// joined is set once a join succeeded on this connection.
+	joined atomic.Bool
 	// lastWords is set by the reader when the writer must send what is
 	// queued before it closes the connection (teardown).
 	lastWords atomic.Bool
@@ -99,6 +101,9 @@ func (s *Server) startConn(conn net.Conn) {
 	s.unjoined++
 	s.unjoinedBy[c.source]++
 	s.conns[c] = struct{}{}
+	s.nextSerial++
+	c.serial = s.nextSerial
+	s.bySerial[c.serial] = c
 	s.wg.Add(2)
 	s.mu.Unlock()
 	s.accepted.Add(1)
@@ -119,6 +124,9 @@ func (c *serverConn) closeWith(reason error) {
 // send queues a frame for the writer. It must not block: it is called with
 // s.mu held. A client that has too much unsent data is disconnected.
 func (c *serverConn) send(frame []byte) {
+	if c == nil {
+		return // the member is not connected to this front end
+	}
 	if n := c.queued.Add(int64(len(frame))); n > int64(c.s.cfg.maxQueued) {
 		c.closeWith(fmt.Errorf("client is not reading: %d bytes queued, more than the maximum of %d", n, c.s.cfg.maxQueued))
 		return
@@ -135,7 +143,7 @@ func (c *serverConn) readLoop() {
 	if err == nil {
 		err = c.readFrames(joinBy)
 	}
-	if errors.Is(err, errSilent) && c.joined {
+	if errors.Is(err, errSilent) && c.joined.Load() {
 		// Declared dead for its silence: the member may only be stopped,
 		// so the writer tells it, then closes the connection.
 		c.teardown(err, true)
@@ -199,7 +207,7 @@ func (c *serverConn) awaitFrame(br *bufio.Reader, joinBy time.Time, heard heardM
 	drained := false
 	for {
 		deadline := joinBy
-		if c.joined {
+		if c.joined.Load() {
 			wait := s.cfg.deathTimeout - s.clock.since(heard)
 			if drained {
 				wait = s.cfg.heartbeat
@@ -215,7 +223,7 @@ func (c *serverConn) awaitFrame(br *bufio.Reader, joinBy time.Time, heard heardM
 			return nil
 		case !errors.Is(err, os.ErrDeadlineExceeded):
 			return err
-		case !c.joined:
+		case !c.joined.Load():
 			return fmt.Errorf("no join within %v (the death timeout) of connecting: %w", s.cfg.deathTimeout, err)
 		}
 		silent := s.clock.since(heard)
@@ -245,17 +253,33 @@ func (c *serverConn) teardown(readErr error, tell bool) {
 	s := c.s
 	s.mu.Lock()
 	delete(s.conns, c)
-	if !c.joined {
+	delete(s.bySerial, c.serial)
+	if !c.joined.Load() {
 		s.unjoinedGone(c.source)
 	}
+	var died *op
 	if m := c.member; m != nil && !m.gone && !s.closing {
-		if ev, ok := s.removeMember(m, Died); ok && tell {
+		id := m.id
+		died = &op{kind: opDied, front: m.owner.front, conn: m.owner.conn, req: &message{Kind: kindLeave, Member: &id}, local: c}
+		if tell {
+			died.req.Flags |= flagTell
+		}
+	}
+	s.mu.Unlock()
+	if died != nil {
+		if s.store.shared() && tell {
+			// The death is applied later; tell the member now.
+			ev := Event{Type: Died, Member: *died.req.Member}
 			if frame, err := encodeFrame(&message{Kind: kindEvent, Event: &ev}); err == nil {
 				c.send(frame)
 			}
 		}
+		ctx, cancel := context.WithTimeout(s.life, s.cfg.deathTimeout)
+		if err := s.store.submit(ctx, died); err != nil {
+			c.log.Warn("cannot record the member's death in the store", zap.Error(err))
+		}
+		cancel()
 	}
-	s.mu.Unlock()
 	if tell {
 		c.lastWords.Store(true)
 	}

@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"strings"
@@ -11,7 +12,9 @@ import (
 
 // handle acts on one decoded message from a client. It returns an error only
 // for a protocol violation, which closes the connection; a request the
-// server cannot grant gets an error reply instead.
+// server cannot grant gets an error reply instead. A request that changes
+// the pools becomes an op for the store (submit); the others are answered
+// here.
 func (c *serverConn) handle(m *message) error {
 	switch m.Kind {
 	case kindHeartbeat:
@@ -26,7 +29,16 @@ func (c *serverConn) handle(m *message) error {
 		c.handleJoin(m)
 		return nil
 	}
+	o, err := c.decide(m)
+	if o != nil {
+		c.submit(o)
+	}
+	return err
+}
 
+// decide answers what needs no change of the pools, and turns a request
+// that does into an op.
+func (c *serverConn) decide(m *message) (*op, error) {
 	s := c.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -35,76 +47,86 @@ func (c *serverConn) handle(m *message) error {
 		if me != nil && !me.gone {
 			s.cancelWaiter(me, m.ID)
 		}
-		return nil
+		return nil, nil
 	}
 	if me == nil || me.gone {
 		c.replyErr(m.ID, codeNotMember, "this connection is not a member of a pool (join first)")
-		return nil
+		return nil, nil
 	}
 	switch {
 	case m.Kind == kindRestore:
 		c.handleRestore(me, m)
-		return nil
+		return nil, nil
 	case m.Kind == kindResume:
 		c.handleResume(me, m)
-		return nil
+		return nil, nil
 	case m.Kind == kindLeave:
 	case me.restoring:
 		c.replyErr(m.ID, codeRecovering, "member %s is rejoining pool %s after a restart of the registry; "+
 			"it may only restore its state, resume or leave", me.id, quoteName(me.pool.name))
-		return nil
+		return nil, nil
 	case me.pool.recovery != nil:
 		c.replyErr(m.ID, codeRecovering, "pool %s is being rebuilt after a restart of the registry", quoteName(me.pool.name))
-		return nil
+		return nil, nil
 	}
+	var kind opKind
 	switch m.Kind {
 	case kindLeave:
-		s.removeMember(me, Left)
-		c.reply(&message{ID: m.ID})
+		kind = opLeave
 	case kindElect:
-		c.handleElect(me, m)
+		kind = opElect
 	case kindElectionResult:
 		c.handleElectionResult(me, m)
+		return nil, nil
 	case kindSignal:
-		c.handleSignal(me, m)
+		if m.Name == "" {
+			c.replyErr(m.ID, codeInvalid, "empty signal text")
+			return nil, nil
+		}
+		kind = opSignal
 	case kindTerminate:
-		p := me.pool
-		if !p.terminated {
-			p.terminated = true
-			p.terminatedBy = me.id
-			s.emit(p, Terminated, me.id, "", p.members)
-		}
-		c.reply(&message{ID: m.ID})
+		kind = opTerminate
 	case kindSequence:
-		if !c.needName(m) {
-			return nil
-		}
-		p := me.pool
-		v, ok := p.sequences[m.Name]
-		if !ok {
-			if err := s.checkPoolNames(p, "sequences", len(p.sequences), len(m.Name)); err != nil {
-				c.replyErr(m.ID, codeTooMany, "%v", err)
-				return nil
-			}
-			p.nameBytes += len(m.Name)
-		}
-		p.sequences[m.Name] = v + 1
-		c.reply(&message{ID: m.ID, Value: v})
+		kind = opSequence
 	case kindBind:
-		c.handleBind(me, m)
+		kind = opBind
 	case kindLookup:
 		c.handleLookup(me, m)
+		return nil, nil
 	case kindUnbind:
-		c.handleUnbind(me, m)
+		kind = opUnbind
 	default:
-		return fmt.Errorf("%w: unexpected %s message", ErrProtocol, m.Kind)
+		return nil, fmt.Errorf("%w: unexpected %s message", ErrProtocol, m.Kind)
 	}
-	return nil
+	if kind != opLeave && kind != opSignal && kind != opTerminate && !c.needName(m) {
+		return nil, nil
+	}
+	id := me.id
+	m.Member = &id
+	lim := s.nameLimits()
+	lim.memberNameBytes = s.memberBudget(me)
+	return &op{kind: kind, front: me.owner.front, conn: me.owner.conn, limits: lim, req: m, local: c}, nil
+}
+
+// submit has the store order and apply o. A store that cannot take it
+// gets the request an error reply saying so (the member may try again).
+func (c *serverConn) submit(o *op) {
+	s := c.s
+	ctx, cancel := context.WithTimeout(s.life, s.cfg.deathTimeout)
+	defer cancel()
+	if err := s.store.submit(ctx, o); err != nil {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		c.replyErr(o.req.ID, codeUnavailable, "the registry could not record the %s request in its store: %v", o.req.Kind, err)
+	}
 }
 
 // reply queues a reply; m.ID must be the request's id. Called with s.mu held
 // (or before the member exists).
 func (c *serverConn) reply(m *message) {
+	if c == nil {
+		return // applied at a front end the member is not connected to
+	}
 	m.Kind = kindReply
 	frame, err := encodeFrame(m)
 	if err != nil {
@@ -169,70 +191,68 @@ func (c *serverConn) handleJoin(m *message) {
 		return
 	}
 	if m.Rejoin != nil {
-		c.handleRejoin(m)
+		if s.store.shared() {
+			c.handleTakeover(m)
+		} else {
+			c.handleRejoin(m)
+		}
 		return
 	}
+	if o := c.decideJoin(m); o != nil {
+		c.submit(o)
+	}
+}
+
+// decideJoin checks what this front end decides alone about a join (its
+// limits, its own state) and turns the join into an op.
+func (c *serverConn) decideJoin(m *message) *op {
+	s := c.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
 	case c.member != nil:
 		c.replyErr(m.ID, codeInvalid, "this connection already joined as %s", c.member.id)
-		return
+		return nil
 	case m.Pool == "":
 		c.replyErr(m.ID, codeInvalid, "empty pool name")
-		return
+		return nil
 	case m.PoolSize < 0 || m.PoolSize > maxPoolSize:
 		c.replyErr(m.ID, codeInvalid, "pool size %d out of range [0, %d]", m.PoolSize, maxPoolSize)
-		return
+		return nil
 	case s.closing:
 		c.replyErr(m.ID, codeClosed, "the server is shutting down")
-		return
+		return nil
 	}
-	size := int(m.PoolSize)
+	if err := s.store.ready(); err != nil {
+		c.replyErr(m.ID, codeUnavailable, "this registry front end cannot serve now: %v", err)
+		return nil
+	}
 	p := s.pools[m.Pool]
 	if err := s.checkSource(c.source, p, nil); err != nil {
 		c.log.Warn("join refused: a limit per source address", zap.String("pool", m.Pool), zap.Error(err))
 		c.replyErr(m.ID, codeTooMany, "%v", err)
-		return
+		return nil
 	}
 	switch {
-	case p == nil && s.cfg.recoveryWindow > 0 && time.Since(s.started) < s.cfg.recoveryWindow:
+	case p == nil && !s.store.shared() && s.cfg.recoveryWindow > 0 && time.Since(s.started) < s.cfg.recoveryWindow:
 		c.replyErr(m.ID, codeRecovering, "the registry started %v ago and holds back new members of pools it does not know "+
 			"for %v, until the members of such a pool from before a restart have come back; try again",
 			time.Since(s.started).Round(time.Millisecond), s.cfg.recoveryWindow)
-		return
+		return nil
 	case p != nil && p.recovery != nil:
 		c.replyErr(m.ID, codeRecovering, "pool %s is being rebuilt by its members after a restart of the registry; try again",
 			quoteName(p.name))
-		return
-	case p == nil:
-		p = newPool(m.Pool, size)
-		s.pools[m.Pool] = p
+		return nil
 	}
-	switch {
-	case p.size != size:
-		c.replyErr(m.ID, codePoolSize, "pool %s has size %d (0 = open world), but this member asked for %d",
-			quoteName(p.name), p.size, size)
-		return
-	case p.terminated:
-		c.replyErr(m.ID, codePoolClosed, "pool %s has been terminated", quoteName(p.name))
-		return
-	case p.closed:
-		c.replyErr(m.ID, codePoolClosed, "closed-world pool %s already has all its %d members", quoteName(p.name), p.size)
-		return
-	}
-	me := s.addMember(p, c, m.Address, m.Tag)
-	c.joined = true
-	s.unjoinedGone(c.source)
-	c.log = c.log.With(zap.Stringer("member", me.id))
-	c.log.Info("member joined")
-	id := me.id
-	c.replyJoin(m.ID, p, id)
+	return &op{kind: opJoin, front: s.front, conn: c.serial, limits: s.nameLimits(), req: m, local: c}
 }
 
 // replyJoin answers a join or rejoin: the member's identity and what the
 // client must know of this server. Called with s.mu held.
 func (c *serverConn) replyJoin(reqID uint64, p *pool, id Identifier) {
+	if c == nil {
+		return
+	}
 	s := c.s
 	var flags uint64
 	if s.cfg.restartable {
@@ -250,37 +270,6 @@ func (c *serverConn) replyJoin(reqID uint64, p *pool, id Identifier) {
 	})
 }
 
-func (c *serverConn) handleElect(me *member, m *message) {
-	if !c.needName(m) {
-		return
-	}
-	s := c.s
-	p := me.pool
-	winner, ok := p.elections[m.Name]
-	if !ok {
-		n := len(m.Name)
-		err := s.checkMemberBytes(me, n)
-		if err == nil {
-			err = s.checkPoolNames(p, "elections", len(p.elections), n)
-		}
-		if err != nil {
-			c.replyErr(m.ID, codeTooMany, "%v", err)
-			return
-		}
-		me.nameBytes += n
-		p.nameBytes += n
-		winner = me
-		p.elections[m.Name] = me
-		s.emit(p, Elected, me.id, m.Name, p.members)
-		for _, w := range s.takeWaiters(p.electionWaiters, m.Name) {
-			id := me.id
-			w.m.conn.reply(&message{ID: w.reqID, Member: &id})
-		}
-	}
-	id := winner.id
-	c.reply(&message{ID: m.ID, Member: &id})
-}
-
 func (c *serverConn) handleElectionResult(me *member, m *message) {
 	if !c.needName(m) {
 		return
@@ -295,60 +284,6 @@ func (c *serverConn) handleElectionResult(me *member, m *message) {
 	}
 }
 
-func (c *serverConn) handleSignal(me *member, m *message) {
-	if m.Name == "" {
-		c.replyErr(m.ID, codeInvalid, "empty signal text")
-		return
-	}
-	p := me.pool
-	to := p.members
-	if len(m.Targets) > 0 {
-		to = make([]*member, 0, len(m.Targets))
-		seen := make(map[*member]bool, len(m.Targets))
-		for _, id := range m.Targets {
-			t, ok := p.byID[id]
-			if !ok {
-				c.replyErr(m.ID, codeNotMember, "target %s is not a member of pool %s", quoteName(id), quoteName(p.name))
-				return
-			}
-			if !seen[t] {
-				seen[t] = true
-				to = append(to, t)
-			}
-		}
-	}
-	c.s.emit(p, Signal, me.id, m.Name, to)
-	c.reply(&message{ID: m.ID})
-}
-
-func (c *serverConn) handleBind(me *member, m *message) {
-	if !c.needName(m) {
-		return
-	}
-	p := me.pool
-	if b, ok := p.names[m.Name]; ok {
-		c.replyErr(m.ID, codeAlreadyBound, "%s is already bound to port %s of %s", quoteName(m.Name), quoteName(b.port), b.owner.id)
-		return
-	}
-	n := len(m.Name) + len(m.Port)
-	err := c.s.checkMemberBytes(me, n)
-	if err == nil {
-		err = c.s.checkPoolNames(p, "bound names", len(p.names), n)
-	}
-	if err != nil {
-		c.replyErr(m.ID, codeTooMany, "%v", err)
-		return
-	}
-	me.nameBytes += n
-	p.nameBytes += n
-	p.names[m.Name] = binding{owner: me, port: m.Port}
-	for _, w := range c.s.takeWaiters(p.lookupWaiters, m.Name) {
-		id := me.id
-		w.m.conn.reply(&message{ID: w.reqID, Member: &id, Port: m.Port})
-	}
-	c.reply(&message{ID: m.ID})
-}
-
 func (c *serverConn) handleLookup(me *member, m *message) {
 	if !c.needName(m) {
 		return
@@ -360,22 +295,5 @@ func (c *serverConn) handleLookup(me *member, m *message) {
 	}
 	if err := c.s.addWaiter(me, m.ID, kindLookup, m.Name); err != nil {
 		c.replyErr(m.ID, codeTooMany, "%v", err)
-	}
-}
-
-func (c *serverConn) handleUnbind(me *member, m *message) {
-	if !c.needName(m) {
-		return
-	}
-	p := me.pool
-	b, ok := p.names[m.Name]
-	switch {
-	case !ok:
-		c.replyErr(m.ID, codeNotBound, "%s is not bound", quoteName(m.Name))
-	case b.owner != me:
-		c.replyErr(m.ID, codeNotBound, "%s is bound by %s, not by %s", quoteName(m.Name), b.owner.id, me.id)
-	default:
-		p.unbind(m.Name, b)
-		c.reply(&message{ID: m.ID})
 	}
 }

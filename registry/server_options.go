@@ -3,6 +3,7 @@ package registry
 import (
 	"crypto/tls"
 	"io"
+	"slices"
 	"time"
 
 	"go.uber.org/zap"
@@ -61,6 +62,10 @@ type serverConfig struct {
 	// Limits per source address (IP); <= 0: none.
 	maxPoolsPerSource   int
 	maxMembersPerSource int
+
+	// etcd lists the endpoints of the etcd cluster that holds the pools
+	// (WithEtcdStore); empty: the pools live in this server's memory.
+	etcd []string
 }
 
 // secretFor is the pool check's lookup: the secret a pool requires (the
@@ -168,6 +173,22 @@ func (c *serverConfig) effective() {
 		c.maxUnjoinedPerSource = max(c.maxUnjoined/4, 1)
 	}
 	c.maxUnjoinedPerSource = min(c.maxUnjoinedPerSource, c.maxUnjoined)
+	if len(c.etcd) > 0 {
+		// Members of a front end that ends move to another one.
+		c.restartable = true
+	}
+}
+
+// WithEtcdStore keeps the state of the server's pools in the etcd cluster
+// at endpoints (host:port each) instead of in the server's memory, so that
+// several servers (front ends) over one etcd cluster serve the same pools:
+// a member that loses its front end moves to another one (its client
+// lists them all) without missing an event. Every front end must be given
+// the same limits and death timeout. A front end that cannot reach etcd
+// stops serving its members (they move) until it can again. See
+// docs/REGISTRY-HA.md. An empty list keeps the memory store.
+func WithEtcdStore(endpoints []string) ServerOption {
+	return func(c *serverConfig) { c.etcd = slices.Clone(endpoints) }
 }
 
 // WithServerLogger sets the logger for connection-level diagnostics (why a

@@ -40,25 +40,38 @@ type pool struct {
 	// recovery is set while the pool is rebuilt from its returning
 	// members after a restart of the server (server_recovery.go).
 	recovery *recovery
+	// history keeps the pool's recent events for members that move to
+	// this front end from another (shared store only; server_takeover.go).
+	history history
 	// loopback notes members that publish loopback addresses (server_loopback.go).
 	loopback loopbackNote
 }
 
-// member is one member of a pool, joined through conn.
+// member is one member of a pool. With a shared store every front end has
+// every member; conn is set only at the front end it is connected to.
 type member struct {
 	id      Identifier
 	joinSeq uint64
 	pool    *pool
-	conn    *serverConn
+	conn    *serverConn // nil where the member is not connected
+	// owner is the front end and connection the member joined or moved
+	// on; ops of any other connection do not act for it.
+	owner   ownerRef
 	gone    bool               // left or died
 	waiting map[uint64]*waiter // by request id
-	// nameBytes counts the bytes of the names this member holds (waiting
-	// requests, bindings with port names, elections won), against the
-	// WithMaxMemberNameBytes limit.
+	// nameBytes counts the bytes of the names this member holds (bindings
+	// with port names, elections won) and waitBytes those of its waiting
+	// requests (known only where it is connected); together they count
+	// against the WithMaxMemberNameBytes limit.
 	nameBytes int
+	waitBytes int
 
-	// source is the IP address the member joined from (per-source limits).
+	// source is the IP address the member joined from (per-source
+	// limits); empty where the member is not connected.
 	source string
+	// moving is set from a takeover until the member has resumed: events
+	// reach it through the replay of the resume, not directly.
+	moving bool
 
 	// restoring is set from a member's rejoin until its resume has been
 	// answered; it may then only restore its state, resume or leave.
@@ -69,6 +82,9 @@ type member struct {
 	sawClosed     bool
 	sawTerminated bool
 }
+
+// ownerRef names a connection of a front end.
+type ownerRef struct{ front, conn uint64 }
 
 // waiter is a request answered once something exists.
 type waiter struct {
@@ -109,7 +125,12 @@ func (s *Server) emit(p *pool, t EventType, who Identifier, name string, to []*m
 		return ev
 	}
 	for _, m := range to {
-		m.conn.send(frame)
+		if !m.moving {
+			m.conn.send(frame)
+		}
+	}
+	if s.store.shared() {
+		p.history.add(ev, to, len(to) == len(p.members))
 	}
 	if w := s.cfg.eventLog; w != nil {
 		if _, err := fmt.Fprintf(w, "%s %s\n", time.Now().Format(time.RFC3339Nano), ev); err != nil {
@@ -119,32 +140,35 @@ func (s *Server) emit(p *pool, t EventType, who Identifier, name string, to []*m
 	return ev
 }
 
-// addMember creates the member for a join, sends it the Joined events of
-// the members already present, and announces it to everyone (itself
-// included). Called with s.mu held.
-func (s *Server) addMember(p *pool, c *serverConn, address, tag string) *member {
+// addMember creates the member for a join owned by who, sends it (on c,
+// where it is connected here) the Joined events of the members already
+// present, and announces it to everyone (itself included). Called with
+// s.mu held.
+func (s *Server) addMember(p *pool, c *serverConn, who ownerRef, address, tag string) *member {
 	m := &member{
-		id:     Identifier{Pool: p.name, ID: strconv.Itoa(p.nextID), Address: address, Tag: tag},
-		pool:   p,
-		conn:   c,
-		source: c.source,
+		id:    Identifier{Pool: p.name, ID: strconv.Itoa(p.nextID), Address: address, Tag: tag},
+		pool:  p,
+		owner: who,
 	}
 	p.nextID++
-	for _, old := range p.members {
-		ev := Event{Seq: old.joinSeq, Type: Joined, Member: old.id}
-		frame, err := encodeFrame(&message{Kind: kindEvent, Event: &ev})
-		if err != nil {
-			s.log.Error("cannot encode event", zap.Stringer("event", ev), zap.Error(err))
-			continue
+	if c != nil {
+		for _, old := range p.members {
+			ev := Event{Seq: old.joinSeq, Type: Joined, Member: old.id}
+			frame, err := encodeFrame(&message{Kind: kindEvent, Event: &ev})
+			if err != nil {
+				s.log.Error("cannot encode event", zap.Stringer("event", ev), zap.Error(err))
+				continue
+			}
+			c.send(frame)
 		}
-		c.send(frame)
 	}
 	p.members = append(p.members, m)
 	p.byID[m.id.ID] = m
-	c.member = m
 	s.members++
-	s.addSource(m)
-	s.noteLoopback(p, m)
+	if c != nil {
+		s.connect(m, c)
+		s.noteLoopback(p, m)
+	}
 	s.joins.Add(1)
 	m.joinSeq = s.emit(p, Joined, m.id, "", p.members).Seq
 	if p.size > 0 && p.nextID >= p.size {
@@ -198,6 +222,7 @@ func (s *Server) detach(m *member) {
 		s.dropWaiter(w)
 	}
 	m.waiting = nil
+	m.waitBytes = 0
 	for name, winner := range p.elections {
 		if winner == m {
 			delete(p.elections, name)
@@ -222,22 +247,30 @@ func (p *pool) unbind(name string, b binding) {
 	b.owner.nameBytes -= n
 }
 
-// checkMemberBytes tells whether m may hold n more bytes of names.
-func (s *Server) checkMemberBytes(m *member, n int) error {
-	if limit := s.cfg.maxMemberNameBytes; m.nameBytes+n > limit {
-		return fmt.Errorf("member %s holds %d bytes of names (waiting requests, bound names, elections won); "+
-			"%d more would exceed the server's limit of %d bytes per member", m.id, m.nameBytes, n, limit)
+// checkMemberBytes tells whether m may hold n more bytes of names, where
+// held (its bindings and elections won) may grow to budget. The budget is
+// the server's limit less the bytes of the member's waiting requests.
+func checkMemberBytes(m *member, n int, budget uint64) error {
+	if uint64(m.nameBytes)+uint64(n) > budget {
+		return fmt.Errorf("member %s holds %d bytes of names (bound names, elections won; its waiting requests leave it "+
+			"%d); %d more would exceed the server's limit per member", m.id, m.nameBytes, budget, n)
 	}
 	return nil
 }
 
+// memberBudget is how many bytes of names m may hold beside its waiting
+// requests, under this server's limit.
+func (s *Server) memberBudget(m *member) uint64 {
+	return uint64(max(s.cfg.maxMemberNameBytes-m.waitBytes, 0))
+}
+
 // checkPoolNames tells whether pool p may hold one more of what it now
-// has count of, with a name of n bytes.
-func (s *Server) checkPoolNames(p *pool, what string, count, n int) error {
-	if limit := s.cfg.maxPoolNames; count >= limit {
+// has count of, with a name of n bytes, under the limits lim.
+func checkPoolNames(p *pool, lim nameLimits, what string, count, n int) error {
+	if limit := int(lim.poolNames); count >= limit {
 		return fmt.Errorf("pool %s already has %d %s, the server's limit per pool", quoteName(p.name), count, what)
 	}
-	if limit := s.cfg.maxPoolNameBytes; p.nameBytes+n > limit {
+	if limit := int(lim.poolNameBytes); p.nameBytes+n > limit {
 		return fmt.Errorf("pool %s holds %d bytes of names (sequences, elections, bound names); "+
 			"%d more would exceed the server's limit of %d bytes per pool", quoteName(p.name), p.nameBytes, n, limit)
 	}
@@ -252,15 +285,16 @@ func (s *Server) addWaiter(m *member, reqID uint64, kind msgKind, name string) e
 	if _, dup := m.waiting[reqID]; dup {
 		return fmt.Errorf("request id %d is already waiting", reqID)
 	}
-	if err := s.checkMemberBytes(m, len(name)); err != nil {
-		return err
+	if limit := s.cfg.maxMemberNameBytes; m.nameBytes+m.waitBytes+len(name) > limit {
+		return fmt.Errorf("member %s holds %d bytes of names (waiting requests, bound names, elections won); "+
+			"%d more would exceed the server's limit of %d bytes per member", m.id, m.nameBytes+m.waitBytes, len(name), limit)
 	}
 	w := &waiter{m: m, reqID: reqID, kind: kind, name: name}
 	if m.waiting == nil {
 		m.waiting = make(map[uint64]*waiter)
 	}
 	m.waiting[reqID] = w
-	m.nameBytes += len(name)
+	m.waitBytes += len(name)
 	p := m.pool
 	if kind == kindElectionResult {
 		p.electionWaiters[name] = append(p.electionWaiters[name], w)
@@ -284,7 +318,7 @@ func (s *Server) dropWaiter(w *waiter) {
 	} else {
 		lists[w.name] = rest
 	}
-	w.m.nameBytes -= len(w.name)
+	w.m.waitBytes -= len(w.name)
 	s.waiting--
 }
 
@@ -302,7 +336,7 @@ func (s *Server) takeWaiters(lists map[string][]*waiter, name string) []*waiter 
 	delete(lists, name)
 	for _, w := range ws {
 		delete(w.m.waiting, w.reqID)
-		w.m.nameBytes -= len(w.name)
+		w.m.waitBytes -= len(w.name)
 		s.waiting--
 	}
 	return ws
@@ -354,7 +388,7 @@ func (s *Server) addSource(m *member) {
 // dropSource releases what addSource counted. Called with s.mu held.
 func (s *Server) dropSource(m *member) {
 	u := s.sources[m.source]
-	if u == nil {
+	if m.source == "" || u == nil {
 		return
 	}
 	u.members--

@@ -144,14 +144,14 @@ func (c *serverConn) handleRejoin(m *message) {
 		s.detach(old)
 		delete(rec.waiting, old)
 	}
-	me := &member{id: id, pool: p, conn: c, restoring: true, source: c.source}
+	me := &member{id: id, pool: p, conn: c, owner: ownerRef{s.front, c.serial}, restoring: true, source: c.source}
 	i, _ := slices.BinarySearchFunc(p.members, num, func(x *member, n int) int { return cmp.Compare(x.id.Number(), n) })
 	p.members = slices.Insert(p.members, i, me)
 	p.byID[id.ID] = me
 	s.forgetExpected(p, id.ID)
 	p.nextID = max(p.nextID, num+1)
 	c.member = me
-	c.joined = true
+	c.joined.Store(true)
 	s.unjoinedGone(c.source)
 	s.members++
 	s.addSource(me)
@@ -174,6 +174,11 @@ func (c *serverConn) handleRestore(me *member, m *message) {
 		return
 	}
 	s := c.s
+	if s.store.shared() {
+		// The store holds the member's state; nothing to take back.
+		c.reply(&message{ID: m.ID})
+		return
+	}
 	p := me.pool
 	for _, name := range m.Won {
 		if name == "" {
@@ -187,9 +192,9 @@ func (c *serverConn) handleRestore(me *member, m *message) {
 			continue
 		}
 		n := len(name)
-		err := s.checkMemberBytes(me, n)
+		err := checkMemberBytes(me, n, s.memberBudget(me))
 		if err == nil {
-			err = s.checkPoolNames(p, "elections", len(p.elections), n)
+			err = checkPoolNames(p, s.nameLimits(), "elections", len(p.elections), n)
 		}
 		if err != nil {
 			c.log.Warn("restore: election dropped", zap.String("election", name), zap.Error(err))
@@ -215,9 +220,9 @@ func (c *serverConn) handleRestore(me *member, m *message) {
 			continue
 		}
 		n := len(b.Name) + len(b.Port)
-		err := s.checkMemberBytes(me, n)
+		err := checkMemberBytes(me, n, s.memberBudget(me))
 		if err == nil {
-			err = s.checkPoolNames(p, "bound names", len(p.names), n)
+			err = checkPoolNames(p, s.nameLimits(), "bound names", len(p.names), n)
 		}
 		if err != nil {
 			c.log.Warn("restore: bound name dropped", zap.String("name", b.Name), zap.Error(err))
@@ -237,7 +242,7 @@ func (c *serverConn) handleRestore(me *member, m *message) {
 		}
 		v, ok := p.sequences[q.Name]
 		if !ok {
-			if err := s.checkPoolNames(p, "sequences", len(p.sequences), len(q.Name)); err != nil {
+			if err := checkPoolNames(p, s.nameLimits(), "sequences", len(p.sequences), len(q.Name)); err != nil {
 				c.log.Warn("restore: sequence dropped", zap.String("sequence", q.Name), zap.Error(err))
 				continue
 			}
@@ -280,6 +285,10 @@ func (c *serverConn) handleResume(me *member, m *message) {
 		return
 	}
 	s := c.s
+	if s.store.shared() {
+		s.resumeMoved(c, me, m.ID, m.LastSeq)
+		return
+	}
 	p := me.pool
 	me.lastSeq = m.LastSeq
 	me.joinSeq = m.JoinSeq

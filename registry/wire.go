@@ -127,6 +127,9 @@ const (
 	// server (or the server has just started and waits for the pools of
 	// its previous run to come back); a join should be tried again soon.
 	codeRecovering errCode = 11
+	// codeUnavailable: the front end cannot reach its shared store now;
+	// another front end (or this one, later) may serve the request.
+	codeUnavailable errCode = 12
 )
 
 // sentinel returns the sentinel error for an error code.
@@ -150,7 +153,7 @@ func (c errCode) sentinel() error {
 		return ErrTooManyRequests
 	case codeClosed:
 		return ErrClosed
-	case codeRecovering:
+	case codeRecovering, codeUnavailable:
 		return ErrRegistryLost
 	default:
 		return ErrProtocol

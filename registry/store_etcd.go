@@ -1,0 +1,400 @@
+package registry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.etcd.io/etcd/api/v3/mvccpb"
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+)
+
+// etcdStore keeps the pools in etcd as a log of ops: each op is a key of
+// its own under etcdOps, written once (a retried write of the same key is
+// recognised by its version and skipped), and every front end applies
+// the ops in etcd's revision order, read through one watch from the
+// store's first revision. A front end holds a lease with a key under
+// etcdFronts; when it ends, the members that front end still owns die.
+// A front end that loses etcd (no answer for stepDown, or its lease gone)
+// drops everything and starts anew: new lease, new name, the log read
+// again; meanwhile it refuses joins (codeUnavailable) and its members
+// move to other front ends.
+type etcdStore struct {
+	s         *Server
+	endpoints []string
+	log       *zap.Logger
+	// ttl is the lease's time to live, stepDown how long etcd may fail to
+	// answer before the front end stops serving.
+	ttl      time.Duration
+	stepDown time.Duration
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu       sync.Mutex
+	cli      *clientv3.Client
+	front    uint64 // the front end's name in the current session
+	notReady error  // nil once the current session has read the log
+
+	n atomic.Uint64 // numbers this front end's op keys
+}
+
+const (
+	etcdPrefix   = "/ibis/registry/"
+	etcdEpochKey = etcdPrefix + "epoch"
+	etcdOps      = etcdPrefix + "ops/"
+	etcdFronts   = etcdPrefix + "fronts/"
+	etcdSync     = etcdPrefix + "sync/"
+
+	// etcdCallTimeout bounds one call to etcd; a write is tried again
+	// until the request's own deadline.
+	etcdCallTimeout = 5 * time.Second
+	// minLeaseTTL is the shortest lease: etcd raises shorter ones anyway.
+	minLeaseTTL = 5 * time.Second
+)
+
+var errNotReady = errors.New("the front end is reading the registry's state from etcd")
+
+func newEtcdStore(s *Server, endpoints []string) *etcdStore {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &etcdStore{
+		s:         s,
+		endpoints: endpoints,
+		log:       s.log.Named("etcd"),
+		ttl:       max(s.cfg.deathTimeout, minLeaseTTL),
+		stepDown:  max(s.cfg.deathTimeout/6, 3*time.Second),
+		ctx:       ctx,
+		cancel:    cancel,
+		notReady:  errNotReady,
+	}
+}
+
+func (e *etcdStore) shared() bool { return true }
+
+func (e *etcdStore) ready() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.notReady
+}
+
+func (e *etcdStore) start() {
+	e.wg.Add(1)
+	go e.run()
+}
+
+func (e *etcdStore) close() error {
+	e.cancel()
+	e.wg.Wait()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.cli != nil {
+		return e.cli.Close()
+	}
+	return nil
+}
+
+func (e *etcdStore) submit(ctx context.Context, o *op) error {
+	e.mu.Lock()
+	cli, front, err := e.cli, e.front, e.notReady
+	e.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	val, err := o.encode()
+	if err != nil {
+		return err
+	}
+	key := fmt.Sprintf("%s%016x/%d", etcdOps, front, e.n.Add(1))
+	backoff := 50 * time.Millisecond
+	for {
+		cctx, cancel := context.WithTimeout(ctx, etcdCallTimeout)
+		_, err := cli.Put(cctx, key, string(val))
+		cancel()
+		switch {
+		case err == nil:
+			return nil
+		case ctx.Err() != nil:
+			return fmt.Errorf("write to etcd: %w", err)
+		case errors.Is(err, rpctypes.ErrRequestTooLarge):
+			return fmt.Errorf("write to etcd: %w", err)
+		}
+		// The write may or may not have happened; the same key again is
+		// applied once either way.
+		e.log.Debug("write to etcd failed; trying again", zap.String("key", key), zap.Error(err))
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("write to etcd: %w", err)
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, time.Second)
+	}
+}
+
+// run keeps a session with etcd going until the store closes.
+func (e *etcdStore) run() {
+	defer e.wg.Done()
+	backoff := 100 * time.Millisecond
+	for {
+		served, err := e.session()
+		if e.ctx.Err() != nil {
+			return
+		}
+		e.mu.Lock()
+		e.notReady = fmt.Errorf("lost the registry's etcd store: %w", err)
+		e.mu.Unlock()
+		e.s.storeLost(err)
+		e.log.Warn("lost etcd: members dropped until it is back", zap.Strings("endpoints", e.endpoints), zap.Error(err))
+		if served {
+			backoff = 100 * time.Millisecond
+		}
+		select {
+		case <-e.ctx.Done():
+			return
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 2*time.Second)
+	}
+}
+
+// client returns the etcd client, making it on first use.
+func (e *etcdStore) client() (*clientv3.Client, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.cli != nil {
+		return e.cli, nil
+	}
+	cli, err := clientv3.New(clientv3.Config{
+		Endpoints:            e.endpoints,
+		DialTimeout:          etcdCallTimeout,
+		DialKeepAliveTime:    2 * time.Second,
+		DialKeepAliveTimeout: 2 * time.Second,
+		Logger:               zap.NewNop(),
+		Context:              e.ctx,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("etcd client for %s: %w", strings.Join(e.endpoints, ","), err)
+	}
+	e.cli = cli
+	return cli, nil
+}
+
+// session reads the log and applies it as it grows, until etcd is lost
+// or the store closes; served says whether it got as far as serving.
+func (e *etcdStore) session() (served bool, err error) {
+	cli, err := e.client()
+	if err != nil {
+		return false, err
+	}
+	ctx, cancel := context.WithCancel(e.ctx)
+	defer cancel()
+	epoch, base, err := e.epoch(ctx, cli)
+	if err != nil {
+		return false, err
+	}
+	cctx, ccancel := context.WithTimeout(ctx, etcdCallTimeout)
+	lease, err := cli.Grant(cctx, int64((e.ttl+time.Second-1)/time.Second))
+	ccancel()
+	if err != nil {
+		return false, fmt.Errorf("etcd lease: %w", err)
+	}
+	front := rand.Uint64() | 1
+	name := strconv.FormatUint(front, 16)
+	cctx, ccancel = context.WithTimeout(ctx, etcdCallTimeout)
+	_, err = cli.Put(cctx, etcdFronts+name, "", clientv3.WithLease(lease.ID))
+	ccancel()
+	if err != nil {
+		return false, fmt.Errorf("etcd: announce this front end: %w", err)
+	}
+	e.s.startFront(front, epoch)
+	e.mu.Lock()
+	e.front = front
+	e.mu.Unlock()
+
+	watch := cli.Watch(ctx, etcdPrefix, clientv3.WithPrefix(), clientv3.WithRev(base))
+	// The marker tells when the watch has caught up with the log.
+	cctx, ccancel = context.WithTimeout(ctx, etcdCallTimeout)
+	mark, err := cli.Put(cctx, etcdSync+name, "", clientv3.WithLease(lease.ID))
+	ccancel()
+	if err != nil {
+		return false, fmt.Errorf("etcd: write the catch-up marker: %w", err)
+	}
+	sick := make(chan error, 1)
+	var hw sync.WaitGroup
+	hw.Go(func() { e.health(ctx, cli, lease.ID, sick) })
+	defer hw.Wait()
+	defer cancel()
+	for {
+		select {
+		case err := <-sick:
+			return served, err
+		case resp, ok := <-watch:
+			if !ok {
+				return served, fmt.Errorf("etcd watch ended: %w", ctx.Err())
+			}
+			if err := resp.Err(); err != nil {
+				return served, fmt.Errorf("etcd watch: %w", err)
+			}
+			for _, ev := range resp.Events {
+				caughtUp, err := e.event(ev, front, mark.Header.Revision)
+				if err != nil {
+					return served, err
+				}
+				if caughtUp {
+					served = true
+					e.serve(ctx, cli, front)
+				}
+			}
+		}
+	}
+}
+
+// epoch reads the store's epoch, creating it if this is the first front
+// end ever, and the revision the log begins at.
+func (e *etcdStore) epoch(ctx context.Context, cli *clientv3.Client) (epoch uint64, base int64, err error) {
+	ctx, cancel := context.WithTimeout(ctx, etcdCallTimeout)
+	defer cancel()
+	fresh := strconv.FormatUint(rand.Uint64()|1, 16)
+	resp, err := cli.Txn(ctx).
+		If(clientv3.Compare(clientv3.CreateRevision(etcdEpochKey), "=", 0)).
+		Then(clientv3.OpPut(etcdEpochKey, fresh)).
+		Else(clientv3.OpGet(etcdEpochKey)).
+		Commit()
+	if err != nil {
+		return 0, 0, fmt.Errorf("etcd: read the registry's epoch: %w", err)
+	}
+	if resp.Succeeded {
+		epoch, _ = strconv.ParseUint(fresh, 16, 64)
+		return epoch, resp.Header.Revision, nil
+	}
+	kvs := resp.Responses[0].GetResponseRange().GetKvs()
+	if len(kvs) != 1 {
+		return 0, 0, fmt.Errorf("etcd: the registry's epoch vanished")
+	}
+	epoch, err = strconv.ParseUint(string(kvs[0].Value), 16, 64)
+	if err != nil || epoch == 0 {
+		return 0, 0, fmt.Errorf("etcd: the registry's epoch %q is not a nonzero hex number", kvs[0].Value)
+	}
+	return epoch, kvs[0].CreateRevision, nil
+}
+
+// event applies one change of the log. It reports when the watch reaches
+// this session's catch-up marker, and fails when this front end's lease
+// has ended.
+func (e *etcdStore) event(ev *clientv3.Event, front uint64, mark int64) (caughtUp bool, err error) {
+	key := string(ev.Kv.Key)
+	switch {
+	case strings.HasPrefix(key, etcdOps):
+		if ev.Type != mvccpb.PUT || ev.Kv.Version != 1 {
+			return false, nil // a retried write: applied the first time
+		}
+		o, err := decodeOp(ev.Kv.Value)
+		if err != nil {
+			e.log.Error("skipping an op that cannot be read", zap.String("key", key), zap.Error(err))
+			return false, nil
+		}
+		e.s.mu.Lock()
+		e.s.apply(o)
+		e.s.mu.Unlock()
+	case strings.HasPrefix(key, etcdFronts) && ev.Type == mvccpb.DELETE:
+		gone, err := strconv.ParseUint(key[len(etcdFronts):], 16, 64)
+		if err != nil {
+			return false, nil
+		}
+		if gone == front {
+			return false, errors.New("this front end's lease in etcd ended")
+		}
+		if e.ready() == nil {
+			e.proposeGone(front, gone)
+		}
+	case key == etcdSync+strconv.FormatUint(front, 16) && ev.Type == mvccpb.PUT && ev.Kv.ModRevision == mark:
+		return true, nil
+	}
+	return false, nil
+}
+
+// serve opens the front end for joins once it has read the log, and
+// reports the front ends that ended while none was watching: the members
+// they still own die.
+func (e *etcdStore) serve(ctx context.Context, cli *clientv3.Client, front uint64) {
+	e.mu.Lock()
+	e.notReady = nil
+	e.mu.Unlock()
+	e.log.Info("serving from etcd", zap.String("front", strconv.FormatUint(front, 16)))
+	cctx, cancel := context.WithTimeout(ctx, etcdCallTimeout)
+	resp, err := cli.Get(cctx, etcdFronts, clientv3.WithPrefix(), clientv3.WithKeysOnly())
+	cancel()
+	if err != nil {
+		e.log.Warn("cannot list the live front ends", zap.Error(err))
+		return
+	}
+	live := make(map[uint64]bool, len(resp.Kvs))
+	for _, kv := range resp.Kvs {
+		if id, err := strconv.ParseUint(string(kv.Key[len(etcdFronts):]), 16, 64); err == nil {
+			live[id] = true
+		}
+	}
+	e.s.mu.Lock()
+	gone := make(map[uint64]bool)
+	for _, p := range e.s.pools {
+		for _, m := range p.members {
+			if f := m.owner.front; !live[f] && f != front {
+				gone[f] = true
+			}
+		}
+	}
+	e.s.mu.Unlock()
+	for f := range gone {
+		e.proposeGone(front, f)
+	}
+}
+
+// proposeGone reports that front end gone has ended.
+func (e *etcdStore) proposeGone(front, gone uint64) {
+	o := &op{kind: opFrontGone, front: front, gone: gone, req: &message{Kind: kindLeave}}
+	e.wg.Go(func() {
+		ctx, cancel := context.WithTimeout(e.ctx, e.ttl)
+		defer cancel()
+		if err := e.submit(ctx, o); err != nil && e.ctx.Err() == nil {
+			e.log.Warn("cannot report an ended front end", zap.String("front", strconv.FormatUint(gone, 16)), zap.Error(err))
+		}
+	})
+}
+
+// health keeps the lease alive, once a second, and reports when etcd has
+// not answered for stepDown or the lease has ended.
+func (e *etcdStore) health(ctx context.Context, cli *clientv3.Client, lease clientv3.LeaseID, sick chan<- error) {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	lastOK := time.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		cctx, cancel := context.WithTimeout(ctx, time.Second)
+		_, err := cli.KeepAliveOnce(cctx, lease)
+		cancel()
+		switch {
+		case err == nil:
+			lastOK = time.Now()
+		case ctx.Err() != nil:
+			return
+		case errors.Is(err, rpctypes.ErrLeaseNotFound):
+			sick <- fmt.Errorf("this front end's lease in etcd ended: %w", err)
+			return
+		case time.Since(lastOK) >= e.stepDown:
+			sick <- fmt.Errorf("no answer from etcd for %v: %w", time.Since(lastOK).Round(time.Millisecond), err)
+			return
+		}
+	}
+}
