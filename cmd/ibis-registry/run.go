@@ -57,6 +57,11 @@ type config struct {
 	maxPoolsPerSource   int
 	maxMembersPerSource int
 
+	// store is the -store flag as given, etcd the endpoints it names
+	// (empty: the memory store).
+	store string
+	etcd  []string
+
 	// Trust (trust.go): the flags as given; the environment fills in what
 	// they leave empty when the server starts.
 	secretFile  string
@@ -113,6 +118,8 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 		"most pools the members from one IP address may be in at once (0 = no limit)")
 	fs.IntVar(&cfg.maxMembersPerSource, "max-members-per-source", registry.DefaultMaxMembersPerSource,
 		"most members from one IP address, over all pools (0 = no limit)")
+	fs.StringVar(&cfg.store, "store", "memory",
+		"where the pools' state lives: memory (this process) or etcd://`HOST:PORT[,HOST:PORT...]` (an etcd cluster shared by several ibis-registry front ends)")
 	fs.StringVar(&cfg.secretFile, "secret-file", "",
 		"a `FILE` holding the secret of every pool (default from $"+envSecretFile+" or $"+envSecret+"; never on the command line: see below)")
 	fs.StringVar(&cfg.poolSecrets, "pool-secrets", "",
@@ -161,6 +168,11 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	case cfg.maxMembersPerSource < 0:
 		return config{}, fmt.Errorf("-max-members-per-source %d must not be negative (0 = no limit)", cfg.maxMembersPerSource)
 	}
+	etcd, err := parseStore(cfg.store)
+	if err != nil {
+		return config{}, err
+	}
+	cfg.etcd = etcd
 	return cfg, nil
 }
 
@@ -220,6 +232,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		registry.WithRecoveryWindow(cfg.recoveryWindow),
 		registry.WithMaxPoolsPerSource(cfg.maxPoolsPerSource),
 		registry.WithMaxMembersPerSource(cfg.maxMembersPerSource),
+		registry.WithEtcdStore(cfg.etcd),
 	}
 	opts = append(opts, trust.options...)
 	if cfg.events {
