@@ -23,9 +23,9 @@ type Server struct {
 	log  *zap.Logger
 	quit chan struct{} // closed by Close
 	// life ends with Close; submissions to the store end with it.
-	life       context.Context
-	endLife    context.CancelFunc
-	store      store
+	life    context.Context
+	endLife context.CancelFunc
+	store   store
 	// epoch names this run of the server (random, never 0). Clients keep it
 	// and show it when they rejoin, so that a server can tell a member of
 	// its own run that lost its connection (declared dead: refused) from a
@@ -45,12 +45,12 @@ type Server struct {
 	nextSerial uint64
 	bySerial   map[uint64]*serverConn
 	ln         net.Listener
-	started time.Time // when serving began: the recovery window runs from here
-	closing bool
-	conns   map[*serverConn]struct{}
-	pools   map[string]*pool
-	members int
-	waiting int
+	started    time.Time // when serving began: the recovery window runs from here
+	closing    bool
+	conns      map[*serverConn]struct{}
+	pools      map[string]*pool
+	members    int
+	waiting    int
 	// unjoined counts the connections that have not joined (yet), and
 	// unjoinedBy the same per source address; unjoinedFull remembers that
 	// a limit was hit, to log it once; refusing counts the goroutines
