@@ -43,3 +43,8 @@ func (s *Server) forgetPools() {
 	s.members = 0
 	s.waiting = 0
 }
+
+// Ready returns nil while the server serves, and otherwise why not: with
+// an etcd store, until it has read the pools from etcd, and while it
+// cannot reach etcd.
+func (s *Server) Ready() error { return s.store.ready() }

@@ -240,6 +240,11 @@ func (e *etcdStore) session() (served bool, err error) {
 			if !ok {
 				return served, fmt.Errorf("etcd watch ended: %w", ctx.Err())
 			}
+			if resp.CompactRevision != 0 {
+				e.log.Error("etcd has compacted away part of the registry's log: turn etcd's auto-compaction off "+
+					"(a front end reads the whole log when it starts)", zap.Int64("compacted", resp.CompactRevision),
+					zap.Int64("logStart", base))
+			}
 			if err := resp.Err(); err != nil {
 				return served, fmt.Errorf("etcd watch: %w", err)
 			}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -246,7 +247,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	srv := registry.NewServer(opts...)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
-	if _, err := fmt.Fprintf(out, "ibis-registry listening on %s\n%s\n", ln.Addr(), trust.headline()); err != nil {
+	store := "pools kept in memory"
+	if len(cfg.etcd) > 0 {
+		store = "pools kept in etcd at " + strings.Join(cfg.etcd, ",")
+	}
+	if _, err := fmt.Fprintf(out, "ibis-registry listening on %s\n%s\n%s\n", ln.Addr(), trust.headline(), store); err != nil {
 		_ = srv.Close()
 		<-served
 		return fmt.Errorf("write to stdout: %w", err)
