@@ -52,6 +52,38 @@ func TestEmbeddedPutGetStop(t *testing.T) {
 	}
 }
 
+// TestEmbeddedStopBehindResetProxy is the way to take etcd away from a client with
+// open streams: Reset the proxy in front of it, then Stop (which would otherwise
+// wait out etcd's request timeout for the streams).
+func TestEmbeddedStopBehindResetProxy(t *testing.T) {
+	srv := StartEmbedded(t)
+	p := NewProxy(t, srv.Endpoints()[0])
+	c := newClient(t, []string{p.Addr()})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	wc := c.Watch(ctx, "w/", clientv3.WithPrefix())
+	if _, err := c.Put(ctx, "w/1", "v"); err != nil {
+		t.Fatalf("put: %v", err)
+	}
+	if r := <-wc; r.Err() != nil || len(r.Events) != 1 {
+		t.Fatalf("watch: %v, %d events; want the put", r.Err(), len(r.Events))
+	}
+
+	p.Reset()
+	start := time.Now()
+	srv.Stop()
+	t.Logf("Stop with a watch open behind a reset proxy took %v", time.Since(start))
+
+	// With the link healed and the server gone, the proxy's own connection to it is
+	// refused, and the client gets nothing.
+	p.Heal()
+	short, cancelShort := context.WithTimeout(ctx, time.Second)
+	defer cancelShort()
+	if _, err := c.Get(short, "w/1"); err == nil {
+		t.Fatal("get through the proxy after Stop succeeded")
+	}
+}
+
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(m, GoleakIgnores()...)
 }
