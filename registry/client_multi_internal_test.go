@@ -347,6 +347,13 @@ func TestSilentFrontEndIsLeft(t *testing.T) {
 	if lost != 500*time.Millisecond {
 		t.Fatalf("a silent front end is taken for lost after %v, want half the death timeout", lost)
 	}
+	single := joinInternal(t, ctx, a.Addr(), "single")
+	single.mu.Lock()
+	lost = time.Duration(single.sess.readTimeout.Load())
+	single.mu.Unlock()
+	if lost != 2*time.Second {
+		t.Fatalf("a member with one front end takes it for lost after %v of silence, want twice the death timeout", lost)
+	}
 
 	p.mute()
 	ev := waitEventOf(t, c, "RegistryLost", lostEvent(LostReconnecting))
