@@ -32,8 +32,10 @@ type Config struct {
 	// Implementation names the implementation to use ("tcp", ...); "" picks the first
 	// registered one that offers every capability asked for.
 	Implementation string
-	// Registry is the registry server's host:port; "" runs an embedded registry in this
-	// process, for a pool of this one process (or of processes told its address).
+	// Registry is the registry server's host:port, or a comma-separated list of the
+	// host:port of front ends that serve the same pools (registry.Join moves between
+	// them); "" runs an embedded registry in this process, for a pool of this one
+	// process (or of processes told its address).
 	Registry string
 	// ServeRegistry, when set, is the address (such as ":20012") on which this process
 	// serves the pool's registry, embedded, for the others (and itself) to join at
@@ -122,7 +124,8 @@ func WithTLS(certFile, keyFile, caFile string) Option {
 // IBIS_POOL_SECRET_FILE sets it too.
 func WithPoolSecretFile(path string) Option { return func(c *Config) { c.PoolSecretFile = path } }
 
-// WithRegistry names the registry server (host:port).
+// WithRegistry names the registry server (host:port), or its front ends as a
+// comma-separated list ("a:8888,b:8888").
 func WithRegistry(addr string) Option { return func(c *Config) { c.Registry = addr } }
 
 // WithServeRegistry makes this process serve the pool's registry on addr (such as

@@ -11,7 +11,7 @@ import (
 // Environment variables read by New for settings the program's options left unset.
 // The launcher (cmd/ibis-run) sets the first four for every process it starts.
 const (
-	EnvRegistry  = "IBIS_REGISTRY"  // registry host:port
+	EnvRegistry  = "IBIS_REGISTRY"  // registry host:port, or a comma-separated list of front ends
 	EnvPool      = "IBIS_POOL"      // pool name
 	EnvPoolSize  = "IBIS_POOL_SIZE" // closed-world pool size
 	EnvImpl      = "IBIS_IMPL"      // implementation name

@@ -16,7 +16,7 @@ import (
 //	ibis, err := ipl.New(ctx, append(opts(), ipl.WithPortTypes(pt))...)
 func Flags(fs *flag.FlagSet) func() []Option {
 	impl := fs.String("impl", "", "Ibis implementation (tcp, ...); default: $"+EnvImpl+" or the first that fits")
-	reg := fs.String("registry", "", "registry server host:port; default: $"+EnvRegistry+" or an embedded one")
+	reg := fs.String("registry", "", "registry server host:port (or a comma-separated list of front ends); default: $"+EnvRegistry+" or an embedded one")
 	pool := fs.String("pool", "", "pool name; default: $"+EnvPool)
 	size := fs.Int("pool-size", 0, "closed-world pool size; default: $"+EnvPoolSize)
 	host := fs.String("host", "", "host/IP to listen on and publish; default: $"+EnvHost+", else every interface")

@@ -292,23 +292,23 @@ func (l *logLimiter) allow(now time.Time) (bool, int) {
 }
 
 // secure runs the client's side of the handshakes on a new connection to
-// the server, for pool, and returns the connection to use (raw, or TLS
+// front end ep, for pool, and returns the connection to use (raw, or TLS
 // over it). It ends when the handshakes are done, the join reply timeout
 // passes, or ctx ends; on failure it closes raw. Errors: ErrUnauthenticated
 // for a refusal, a server that cannot prove it knows the secret, or a TLS
 // failure that is not the connection's; ErrVersion for a server that does
 // not begin with the pool check; else (the connection failed)
 // ErrRegistryLost.
-func (c *Client) secure(ctx context.Context, raw net.Conn, pool string) (net.Conn, error) {
-	conn, err := c.handshake(ctx, raw, pool)
+func (c *Client) secure(ctx context.Context, raw net.Conn, ep endpoint, pool string) (net.Conn, error) {
+	conn, err := c.handshake(ctx, raw, ep, pool)
 	if err != nil {
 		_ = raw.Close()
-		return nil, fmt.Errorf("pool check with %s: %w", c.addr, err)
+		return nil, fmt.Errorf("pool check with %s: %w", ep.addr, err)
 	}
 	return conn, nil
 }
 
-func (c *Client) handshake(ctx context.Context, raw net.Conn, pool string) (net.Conn, error) {
+func (c *Client) handshake(ctx context.Context, raw net.Conn, ep endpoint, pool string) (net.Conn, error) {
 	deadline := time.Now().Add(c.cfg.joinTimeout)
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d
@@ -319,8 +319,8 @@ func (c *Client) handshake(ctx context.Context, raw net.Conn, pool string) (net.
 	stop := context.AfterFunc(ctx, func() { _ = raw.SetDeadline(time.Unix(1, 0)) })
 	conn := raw
 	var err error
-	if c.cfg.tls != nil {
-		tc := tls.Client(raw, c.cfg.tls)
+	if ep.tls != nil {
+		tc := tls.Client(raw, ep.tls)
 		if herr := tc.Handshake(); herr != nil {
 			err = tlsError("TLS handshake with the registry", herr)
 		}
@@ -333,12 +333,12 @@ func (c *Client) handshake(ctx context.Context, raw net.Conn, pool string) (net.
 			// Not a failed check: the server is at a limit of connections
 			// that have not joined yet (server_unjoined.go).
 			_, why, _ := strings.Cut(err.Error(), busyReason)
-			err = fmt.Errorf("%w: %w: the registry at %s refused the connection: %s", ErrTooManyRequests, errBusy, c.addr, why)
+			err = fmt.Errorf("%w: %w: the registry at %s refused the connection: %s", ErrTooManyRequests, errBusy, ep.addr, why)
 		case err == nil, errors.Is(err, ErrUnauthenticated):
 		case errors.Is(err, poolauth.ErrProtocol):
 			err = fmt.Errorf("%w: the registry does not speak this client's protocol version %d, which begins with the pool check "+
 				"(it is older, or not an Ibis-Go registry): %w", ErrVersion, ProtocolVersion, err)
-		case c.cfg.tls != nil:
+		case ep.tls != nil:
 			err = tlsError("pool check", err)
 		case errors.Is(err, io.EOF):
 			err = fmt.Errorf("%w: the server closed the connection before the pool check (does it expect TLS, "+

@@ -187,7 +187,7 @@ func FuzzClientPoolCheck(f *testing.F) {
 		for _, key := range []string{"s", ""} {
 			cfg := defaultClientConfig()
 			cfg.secret = poolauth.New([]byte(key))
-			c := newClient("fuzz", cfg)
+			c := newClient(cfg, "fuzz")
 			srvEnd, cliEnd := net.Pipe()
 			var wg sync.WaitGroup
 			wg.Go(func() {
@@ -195,7 +195,7 @@ func FuzzClientPoolCheck(f *testing.F) {
 				_, _ = srvEnd.Write(data)
 				_ = srvEnd.Close()
 			})
-			conn, err := c.secure(context.Background(), cliEnd, "p")
+			conn, err := c.secure(context.Background(), cliEnd, c.eps[0], "p")
 			if err == nil {
 				if key != "" {
 					t.Fatalf("a server without the secret passed the client's check")

@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"net"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -42,9 +43,13 @@ const (
 // identity, and reports RegistryRestored once it is back (see "Registry
 // restarts" in the package doc). All methods are safe for concurrent use.
 type Client struct {
-	cfg  clientConfig
-	log  *zap.Logger
-	addr string
+	cfg clientConfig
+	log *zap.Logger
+	// eps are the front ends the client may use (one, or several serving
+	// the same pools), read-only; cur is the index of the one in use (while
+	// the registry is lost: of the one lost last).
+	eps []endpoint
+	cur atomic.Int32
 
 	// Set by Join before it returns, read-only afterwards.
 	id       Identifier
@@ -104,19 +109,27 @@ type memory struct {
 }
 
 // Join connects to the registry server at addr and joins the named pool.
-// While nothing listens at addr yet, Join keeps dialling (with backoff)
-// until ctx ends or the WithDialTimeout limit (DefaultDialTimeout, 5s)
-// passes, so processes started together with their registry work, and a
-// wrong address fails within seconds; giving up, it returns an error
-// wrapping ErrRegistryLost and the context's error, naming the address and
-// the last dial error. A host name that does not resolve fails at once.
-// While the pool is being rebuilt after a restart of the server (or the
-// server has just started and waits for the pools of its previous run, see
-// WithRecoveryWindow), Join waits too, until ctx ends. When Join returns, Members() already holds
-// every member present, this one included; the Joined events of the earlier
-// members and this member's own Joined event are the first events
-// delivered. Other events from before the join (elections, signals) are
-// not replayed; ElectionResult and Lookup find their outcome.
+// addr is one host:port, or a comma-separated list of the front ends that
+// serve the same pools ("a:8888,b:8888", see ParseAddrs; a malformed list
+// fails at once with ErrInvalid). With a list, Join tries the front ends in
+// turn, beginning with one picked to spread the members over them (see
+// firstAddr), and moves on to the next when one cannot be dialled, breaks
+// the connection, or answers that it cannot take the join now; Addr says
+// which one it joined. While nothing listens at any address yet, Join keeps
+// dialling (with backoff) until ctx ends or the WithDialTimeout limit
+// (DefaultDialTimeout, 5s) passes, so processes started together with their
+// registry work, and a wrong address fails within seconds; giving up, it
+// returns an error wrapping ErrRegistryLost and the context's error, naming
+// the address and the last dial error. A host name that does not resolve
+// fails at once (in a list: when none resolves). While the pool is being
+// rebuilt after a restart of the server (or the server has just started and
+// waits for the pools of its previous run, see WithRecoveryWindow), or the
+// front end cannot reach its store (ErrUnavailable), Join waits too, until
+// ctx ends. When Join returns, Members() already holds every member
+// present, this one included; the Joined events of the earlier members and
+// this member's own Joined event are the first events delivered. Other
+// events from before the join (elections, signals) are not replayed;
+// ElectionResult and Lookup find their outcome.
 func Join(ctx context.Context, addr, pool string, opts ...Option) (*Client, error) {
 	cfg := defaultClientConfig()
 	for _, o := range opts {
@@ -124,6 +137,10 @@ func Join(ctx context.Context, addr, pool string, opts ...Option) (*Client, erro
 	}
 	fail := func(err error) (*Client, error) {
 		return nil, fmt.Errorf("join pool %q at %s: %w", pool, addr, err)
+	}
+	addrs, err := ParseAddrs(addr)
+	if err != nil {
+		return fail(err)
 	}
 	if err := checkName("pool name", pool); err != nil {
 		return fail(err)
@@ -140,8 +157,12 @@ func Join(ctx context.Context, addr, pool string, opts ...Option) (*Client, erro
 	if cfg.poolSize < 0 || cfg.poolSize > maxPoolSize {
 		return fail(fmt.Errorf("%w: pool size %d out of range [0, %d]", ErrInvalid, cfg.poolSize, maxPoolSize))
 	}
-	cfg.tls = clientTLS(cfg.tls, addr)
-	c := newClient(addr, cfg)
+	c := newClient(cfg, addrs...)
+	first := cfg.firstAddr
+	if first < 0 || first >= len(addrs) {
+		first = firstAddr(len(addrs))
+	}
+	c.cur.Store(int32(first))
 	go c.dispatch()
 	s, err := c.join(ctx, pool)
 	if err != nil {
@@ -153,17 +174,23 @@ func Join(ctx context.Context, addr, pool string, opts ...Option) (*Client, erro
 	c.mu.Unlock()
 	c.wg.Add(1)
 	go c.supervise(s)
-	c.log.Debug("joined", zap.Stringer("member", c.id), zap.Int("poolSize", c.poolSize),
+	c.log.Debug("joined", zap.Stringer("member", c.id), zap.String("addr", c.Addr()), zap.Int("poolSize", c.poolSize),
 		zap.Duration("heartbeat", c.HeartbeatInterval()))
 	return c, nil
 }
 
-func newClient(addr string, cfg clientConfig) *Client {
+// newClient makes a client of the front ends at addrs (at least one), not
+// yet joined.
+func newClient(cfg clientConfig, addrs ...string) *Client {
 	life, endLife := context.WithCancel(context.Background())
+	eps := make([]endpoint, len(addrs))
+	for i, a := range addrs {
+		eps[i] = endpoint{addr: a, tls: clientTLS(cfg.tls, a)}
+	}
 	return &Client{
 		cfg:          cfg,
 		log:          cfg.logger.Named("registry-client"),
-		addr:         addr,
+		eps:          eps,
 		life:         life,
 		endLife:      endLife,
 		leaveDone:    make(chan struct{}),
@@ -183,53 +210,103 @@ func newClient(addr string, cfg clientConfig) *Client {
 	}
 }
 
-// join makes the first join: it dials, sends the join and takes the reply,
-// trying again (on a new connection, after a back-off) while the server
-// answers that the pool is being rebuilt.
+// join makes the first join: it dials a front end (trying them in turn
+// from the one in c.cur), sends the join and takes the reply. An answer
+// that the pool is being rebuilt, or that the front end cannot reach its
+// store, is tried again on a new connection to the next front end; so is,
+// with several front ends, a connection that breaks or a front end that
+// does not answer, as long as that attempt delivered no event. Back-off
+// follows each full round of such attempts.
 func (c *Client) join(ctx context.Context, pool string) (*session, error) {
 	backoff := retryMinBackoff
-	for attempt := 1; ; attempt++ {
-		raw, err := dial(ctx, c.addr, c.cfg)
+	next := int(c.cur.Load())
+	var answer error // the last answer that made join try again
+	fail := func(err error) (*session, error) {
+		if answer != nil && ctx.Err() != nil {
+			return nil, fmt.Errorf("waiting to join: %w (last answer: %w)", ctx.Err(), answer)
+		}
+		return nil, err
+	}
+	for attempt, inRound := 1, 1; ; attempt, inRound = attempt+1, inRound+1 {
+		raw, i, err := c.dial(ctx, next)
 		if err != nil {
-			return nil, err
+			return fail(err)
 		}
-		if f := c.cfg.addressFunc; f != nil {
-			c.cfg.address = f(raw.LocalAddr())
-			if err := checkLength("address", c.cfg.address); err != nil {
-				_ = raw.Close()
-				return nil, err
-			}
-		}
-		conn, err := c.secure(ctx, raw, pool)
-		if err != nil {
-			return nil, err
-		}
-		s := c.newSession(conn)
-		s.start()
-		rep, err := c.callOn(ctx, s, &message{
-			Kind:     kindJoin,
-			Version:  c.cfg.version,
-			Pool:     pool,
-			PoolSize: int64(c.cfg.poolSize),
-			Address:  c.cfg.address,
-			Tag:      c.cfg.tag,
-		})
+		s, err := c.joinAt(ctx, raw, i, pool)
 		if err == nil {
-			if err = c.acceptJoin(s, rep, true); err == nil {
-				return s, nil
-			}
+			c.cur.Store(int32(i))
+			return s, nil
 		}
-		s.end(fmt.Errorf("join attempt failed: %w", ErrClosed))
-		if !isRecovering(err) {
-			return nil, err
+		if !c.joinAgain(ctx, err) {
+			return fail(err)
 		}
-		c.log.Info("the pool is being rebuilt at the registry; waiting to join",
+		answer = err
+		next = (i + 1) % len(c.eps)
+		if inRound < len(c.eps) {
+			c.log.Info("the registry front end cannot take the join; trying the next", zap.String("addr", c.eps[i].addr),
+				zap.String("next", c.eps[next].addr), zap.Int("attempt", attempt), zap.Error(err))
+			continue
+		}
+		inRound = 0
+		c.log.Info("the registry cannot take the join now; waiting to join", zap.String("addr", c.eps[i].addr),
 			zap.Int("attempt", attempt), zap.Error(err))
-		if werr := sleep(ctx, backoff); werr != nil {
-			return nil, fmt.Errorf("waiting to join: %w (last answer: %w)", werr, err)
+		if sleep(ctx, backoff) != nil {
+			return fail(err)
 		}
 		backoff = min(2*backoff, retryMaxBackoff)
 	}
+}
+
+// joinAt makes one attempt of the first join on raw, a new connection to
+// front end i.
+func (c *Client) joinAt(ctx context.Context, raw net.Conn, i int, pool string) (*session, error) {
+	if f := c.cfg.addressFunc; f != nil {
+		c.cfg.address = f(raw.LocalAddr())
+		if err := checkLength("address", c.cfg.address); err != nil {
+			_ = raw.Close()
+			return nil, err
+		}
+	}
+	conn, err := c.secure(ctx, raw, c.eps[i], pool)
+	if err != nil {
+		return nil, err
+	}
+	s := c.newSession(conn)
+	s.front = i
+	s.start()
+	rep, err := c.callOn(ctx, s, &message{
+		Kind:     kindJoin,
+		Version:  c.cfg.version,
+		Pool:     pool,
+		PoolSize: int64(c.cfg.poolSize),
+		Address:  c.cfg.address,
+		Tag:      c.cfg.tag,
+	})
+	if err == nil {
+		if err = c.acceptJoin(s, rep, true); err == nil {
+			return s, nil
+		}
+	}
+	s.end(fmt.Errorf("join attempt failed: %w", ErrClosed))
+	return nil, err
+}
+
+// joinAgain tells whether a failed attempt of the first join is tried
+// again: after an answer that the pool is being rebuilt or that the front
+// end cannot reach its store; and, with several front ends, after a
+// connection that broke, a front end shutting down or busy, as long as ctx
+// runs and the attempt delivered no event (the membership it began to
+// report would otherwise be mixed with another front end's).
+func (c *Client) joinAgain(ctx context.Context, err error) bool {
+	if isRecovering(err) || errors.Is(err, ErrUnavailable) {
+		return true
+	}
+	if len(c.eps) == 1 || ctx.Err() != nil || !transient(err) {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.members) == 0 && c.mem.lastSeq == 0
 }
 
 // isRecovering tells whether err is the server's answer that the pool is
@@ -271,80 +348,131 @@ func (c *Client) acceptJoin(s *session, rep *message, first bool) error {
 	c.mu.Unlock()
 	c.heartbeat.Store(int64(hb))
 	c.maxFrame.Store(min(rep.MaxFrame, math.MaxInt32))
-	s.beginBeats(hb, serverLostAfter(hb, death))
+	s.beginBeats(hb, serverLostAfter(hb, death, len(c.eps)))
 	return nil
 }
 
 // serverLostAfter is how long a client keeps a silent server (hb and death
-// as it announced them): twice the server's death timeout, so that a stall
-// of the server that its members survive (it does not blame them for its
-// own stalls, see Failure detection) is not turned by a member into a broken
-// connection, which would be a death; three heartbeat intervals for a
-// server too old to announce a death timeout.
-func serverLostAfter(hb, death time.Duration) time.Duration {
-	if death <= 0 {
+// as it announced them; fronts is how many front ends the client lists).
+// The rule:
+//   - One front end: twice the server's death timeout, so that a stall of
+//     the server that its members survive (it does not blame them for its
+//     own stalls, see Failure detection) is not turned by a member into a
+//     broken connection, which would be a death: there is nowhere else to
+//     go, so a paused registry is waited for.
+//   - Several front ends: half the death timeout (at least two heartbeat
+//     intervals, four of the server's pings), since another front end can
+//     take the member over, and must do so before the silent front end's
+//     lease (which lasts the death timeout) ends and its members are
+//     declared dead.
+//   - A server too old to announce a death timeout: three heartbeat
+//     intervals.
+func serverLostAfter(hb, death time.Duration, fronts int) time.Duration {
+	switch {
+	case death <= 0:
 		return 3 * hb
+	case fronts > 1:
+		return max(death/2, 2*hb)
 	}
 	return 2 * death
 }
 
-// dialWarnAfter is how long dial retries quietly before it warns that the registry is
-// not there.
+// dialWarnAfter is how long dial retries quietly before it warns that the
+// registry is not there.
 const dialWarnAfter = 2 * time.Second
 
-// dial connects to addr, retrying with backoff while nothing listens there
-// (the server may be starting), until ctx or the dial timeout ends; a host
-// name that does not resolve fails at once.
-func dial(ctx context.Context, addr string, cfg clientConfig) (net.Conn, error) {
-	if cfg.dialTimeout > 0 {
+// frontDialTimeout bounds one connection attempt to one of several front
+// ends, so that a front end whose host is down does not hold the others
+// back. (With a single front end the attempt is bounded only by the dial
+// timeout.)
+const frontDialTimeout = 2 * time.Second
+
+// dial connects to a front end, trying them in turn from index start, and
+// rounds of them with backoff while none can be dialled (they may be
+// starting), until ctx or the dial timeout ends. It returns the connection
+// and the index of its front end. A host name that does not resolve fails
+// at once; in a list it is skipped, and only a list of which no host
+// resolves fails at once.
+func (c *Client) dial(ctx context.Context, start int) (net.Conn, int, error) {
+	if c.cfg.dialTimeout > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, cfg.dialTimeout)
+		ctx, cancel = context.WithTimeout(ctx, c.cfg.dialTimeout)
 		defer cancel()
 	}
 	var d net.Dialer
+	n := len(c.eps)
 	backoff := 10 * time.Millisecond
-	start, warned := time.Now(), false
-	gaveUp := func(attempt int, err error) error {
+	begin, warned := time.Now(), false
+	unresolved := make(map[int]bool)
+	var last error
+	gaveUp := func(attempt int) error {
 		return fmt.Errorf("%w: no registry reachable at %s: gave up after %d attempts in %v: %w (last error: %v)",
-			ErrRegistryLost, addr, attempt, time.Since(start).Round(time.Millisecond), ctx.Err(), err)
+			ErrRegistryLost, c.addrList(), attempt, time.Since(begin).Round(time.Millisecond), ctx.Err(), last)
 	}
-	for attempt := 1; ; attempt++ {
-		conn, err := d.DialContext(ctx, "tcp", addr)
-		if err == nil {
-			if tc, ok := conn.(*net.TCPConn); ok {
-				_ = tc.SetNoDelay(true)
+	attempt := 0
+	for {
+		for k := range n {
+			i := (start + k) % n
+			if unresolved[i] {
+				continue
 			}
-			return conn, nil
+			attempt++
+			conn, err := c.dialOne(ctx, &d, c.eps[i].addr)
+			if err == nil {
+				return conn, i, nil
+			}
+			last = err
+			if ctx.Err() != nil {
+				return nil, 0, gaveUp(attempt)
+			}
+			var addrErr *net.AddrError
+			if errors.As(err, &addrErr) {
+				return nil, 0, fmt.Errorf("dial: %w", err)
+			}
+			var dnsErr *net.DNSError
+			if errors.As(err, &dnsErr) && dnsErr.IsNotFound {
+				unresolved[i] = true
+				if len(unresolved) == n {
+					return nil, 0, fmt.Errorf("%w: the registry address %s does not resolve: %w", ErrRegistryLost, c.addrList(), err)
+				}
+			}
+			c.log.Debug("registry not reachable yet; retrying", zap.String("addr", c.eps[i].addr),
+				zap.Int("attempt", attempt), zap.Error(err))
 		}
-		if ctx.Err() != nil {
-			return nil, gaveUp(attempt, err)
-		}
-		var addrErr *net.AddrError
-		if errors.As(err, &addrErr) {
-			return nil, fmt.Errorf("dial: %w", err)
-		}
-		var dnsErr *net.DNSError
-		if errors.As(err, &dnsErr) && dnsErr.IsNotFound {
-			return nil, fmt.Errorf("%w: the registry address %s does not resolve: %w", ErrRegistryLost, addr, err)
-		}
-		if !warned && time.Since(start) >= dialWarnAfter {
+		if !warned && time.Since(begin) >= dialWarnAfter {
 			// Say it once, so that a wrong address is not seconds of silence.
 			warned = true
 			deadline, _ := ctx.Deadline()
-			cfg.logger.Warn("registry not reachable; still trying", zap.String("addr", addr),
-				zap.Time("until", deadline), zap.Error(err))
+			c.log.Warn("registry not reachable; still trying", zap.String("addr", c.addrList()),
+				zap.Time("until", deadline), zap.Error(last))
 		}
-		cfg.logger.Debug("registry not reachable yet; retrying", zap.String("addr", addr),
-			zap.Int("attempt", attempt), zap.Error(err))
 		t := time.NewTimer(backoff)
 		select {
 		case <-t.C:
 		case <-ctx.Done():
 			t.Stop()
-			return nil, gaveUp(attempt, err)
+			return nil, 0, gaveUp(attempt)
 		}
 		backoff = min(2*backoff, time.Second)
 	}
+}
+
+// dialOne makes one connection attempt to addr (bounded by
+// frontDialTimeout when the client has several front ends).
+func (c *Client) dialOne(ctx context.Context, d *net.Dialer, addr string) (net.Conn, error) {
+	if len(c.eps) > 1 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, frontDialTimeout)
+		defer cancel()
+	}
+	conn, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	if tc, ok := conn.(*net.TCPConn); ok {
+		_ = tc.SetNoDelay(true)
+	}
+	return conn, nil
 }
 
 // sleep waits about d (jittered by up to a quarter) or until ctx ends,
@@ -456,7 +584,7 @@ func (c *Client) Close() error {
 	case err == nil, errors.Is(err, ErrClosed), errors.Is(err, ErrRegistryLost):
 	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil:
 		c.log.Warn("the registry did not confirm the leave in time; the others may hear that this member died",
-			zap.String("addr", c.addr), zap.Duration("waited", closeLeaveTimeout))
+			zap.String("addr", c.Addr()), zap.Duration("waited", closeLeaveTimeout))
 	default:
 		return err
 	}
@@ -488,6 +616,19 @@ func (c *Client) Err() error {
 // Identity returns this member's Identifier. It stays the same when the
 // member rejoins a restarted server.
 func (c *Client) Identity() Identifier { return c.id }
+
+// Addr returns the address of the registry front end in use: the one
+// joined, or rejoined last; while the registry is lost, the one lost.
+func (c *Client) Addr() string { return c.eps[c.cur.Load()].addr }
+
+// addrList returns the registry address as the client was given it.
+func (c *Client) addrList() string {
+	addrs := make([]string, len(c.eps))
+	for i, ep := range c.eps {
+		addrs[i] = ep.addr
+	}
+	return strings.Join(addrs, ",")
+}
 
 // PoolSize returns the closed-world size of the pool, or 0 for an open
 // world.

@@ -146,7 +146,7 @@ func TestCancelDoesNotBlockAndFollowsItsRequest(t *testing.T) {
 // had joined, without a supervisor: when the session ends, nothing
 // reconnects.
 func newTestClient(conn net.Conn, cfg clientConfig) (*Client, *session) {
-	c := newClient("test", cfg)
+	c := newClient(cfg, "test")
 	go c.dispatch()
 	s := c.newSession(conn)
 	s.start()
@@ -169,7 +169,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // writeBatch writes the cancels it took after every request queued before
 // them, even when the writer wakes for the cancel first.
 func TestWriteBatchPutsCancelsLast(t *testing.T) {
-	c := newClient("test", defaultClientConfig())
+	c := newClient(defaultClientConfig(), "test")
 	s := c.newSession(nil)
 	frame := func(m *message) []byte {
 		f, err := encodeFrame(m)

@@ -48,6 +48,9 @@ type session struct {
 	// Guarded by Client.mu.
 	epoch       uint64
 	restartable bool
+	// front is the index of the client's front end this session is
+	// connected to.
+	front int
 
 	done    chan struct{}
 	endOnce sync.Once
@@ -188,6 +191,8 @@ func (s *session) awaitFrame(br *bufio.Reader, heard heardMark) error {
 			return fmt.Errorf("server closed the connection: %w", err)
 		case !errors.Is(err, os.ErrDeadlineExceeded):
 			return err
+		case lost == 0 && s.readTimeout.Load() > 0:
+			continue // joined while waiting: the server's silence is measured from now on
 		case lost == 0:
 			return fmt.Errorf("no join reply from the server within %v: %w", s.c.cfg.joinTimeout, err)
 		}

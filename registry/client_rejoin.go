@@ -13,8 +13,9 @@ import (
 )
 
 // supervise watches the session in use. When it ends while the client runs,
-// the registry is lost: a server that cannot be restarted (or a client that
-// must not reconnect) ends the client; otherwise the client reports
+// the registry is lost: a single server that cannot be restarted (or a
+// client that must not reconnect) ends the client; otherwise (a server
+// that may be restarted, or several front ends) the client reports
 // RegistryLost and rejoins, until it is back (the reader reports
 // RegistryRestored), Close ends it, or rejoining fails for good. s is the
 // session in use when it starts; the supervisor ends whatever session it
@@ -43,7 +44,7 @@ func (c *Client) supervise(s *session) {
 		case errors.Is(cause, ErrDeclaredDead):
 			c.giveUp(cause)
 			return
-		case !restartable:
+		case !restartable && len(c.eps) == 1:
 			c.giveUp(c.embeddedLost(cause))
 			return
 		case c.cfg.reconnectTimeout < 0:
@@ -72,10 +73,10 @@ func (c *Client) embeddedLost(cause error) error {
 	ctx, cancel := context.WithTimeout(c.life, embeddedProbeTimeout)
 	defer cancel()
 	var d net.Dialer
-	raw, err := d.DialContext(ctx, "tcp", c.addr)
+	raw, err := d.DialContext(ctx, "tcp", c.eps[0].addr)
 	if err == nil {
 		var conn net.Conn
-		if conn, err = c.secure(ctx, raw, c.id.Pool); err == nil {
+		if conn, err = c.secure(ctx, raw, c.eps[0], c.id.Pool); err == nil {
 			_ = closeConn(conn)
 		}
 	}
@@ -99,7 +100,7 @@ func (c *Client) markLost(s *session, cause error) {
 	}
 	c.lost = fmt.Errorf("%w (trying to rejoin)", cause)
 	c.mu.Unlock()
-	c.log.Warn("registry lost; trying to rejoin", zap.String("addr", c.addr), zap.Error(cause))
+	c.log.Warn("registry lost; trying to rejoin", zap.String("addr", c.Addr()), zap.Error(cause))
 	c.queue.Push(Event{Type: RegistryLost, Member: c.id, Name: LostReconnecting + cause.Error()})
 }
 
@@ -111,13 +112,13 @@ func (c *Client) giveUp(err error) {
 		err = fmt.Errorf("%w: %w", ErrRegistryLost, err)
 	}
 	if errors.Is(err, ErrDeclaredDead) {
-		c.log.Error("this member was declared dead by the registry; it ends", zap.String("addr", c.addr), zap.Error(err))
+		c.log.Error("this member was declared dead by the registry; it ends", zap.String("addr", c.Addr()), zap.Error(err))
 	}
 	c.mu.Lock()
 	c.sess = nil
 	c.lost = err
 	c.mu.Unlock()
-	c.log.Warn("registry lost for good", zap.String("addr", c.addr), zap.Error(err))
+	c.log.Warn("registry lost for good", zap.String("addr", c.Addr()), zap.Error(err))
 	prefix := LostForGood
 	if errors.Is(err, ErrDeclaredDead) {
 		prefix = LostDeclaredDead
@@ -127,22 +128,29 @@ func (c *Client) giveUp(err error) {
 	c.queue.Close()
 }
 
-// reconnect tries to rejoin the pool at the same address, with back-off,
-// until it is back, the client ends, the reconnect limit passes or the
-// server refuses the member for good.
+// reconnect tries to rejoin the pool, until it is back, the client ends,
+// the reconnect limit passes or a server refuses the member for good. Each
+// attempt goes to the next front end in the list (round robin, beginning
+// after the one lost), so that a member whose front end died moves to a
+// live one at once; the back-off follows each full round of failed
+// attempts (with a single front end, each attempt).
 func (c *Client) reconnect(cause error) (*session, error) {
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(c.life, c.cfg.reconnectTimeout)
 	defer cancel()
 	backoff := retryMinBackoff
 	last := cause
+	n := len(c.eps)
+	next := (int(c.cur.Load()) + 1) % n
 	for attempt := 1; ; attempt++ {
 		if h := c.cfg.beforeRejoin; h != nil {
 			h()
 		}
-		s, err := c.rejoin(ctx)
+		i := next
+		next = (i + 1) % n
+		s, err := c.rejoin(ctx, i)
 		if err == nil {
-			c.log.Info("rejoined the registry", zap.String("addr", c.addr), zap.Int("attempts", attempt),
+			c.log.Info("rejoined the registry", zap.String("addr", c.eps[i].addr), zap.Int("attempts", attempt),
 				zap.Duration("after", time.Since(start)))
 			return s, nil
 		}
@@ -153,21 +161,24 @@ func (c *Client) reconnect(cause error) (*session, error) {
 			if errors.Is(err, ErrNotMember) {
 				// The server ran all along and declared this member dead when
 				// its connection broke, or rebuilt the pool without it.
-				return nil, fmt.Errorf("%w: %w: the registry refused it back, having declared it dead "+
-					"(its connection broke, or the pool was rebuilt without it): %w", ErrRegistryLost, ErrDeclaredDead, err)
+				return nil, fmt.Errorf("%w: %w: the registry at %s refused it back, having declared it dead "+
+					"(its connection broke, or the pool was rebuilt without it): %w", ErrRegistryLost, ErrDeclaredDead, c.eps[i].addr, err)
 			}
 			if !transient(err) {
-				return nil, fmt.Errorf("%w: the registry refused this member back: %w", ErrRegistryLost, err)
+				return nil, fmt.Errorf("%w: the registry at %s refused this member back: %w", ErrRegistryLost, c.eps[i].addr, err)
 			}
 			last = err
-			c.log.Debug("rejoin failed; trying again", zap.Int("attempt", attempt), zap.Error(err))
+			c.log.Debug("rejoin failed; trying again", zap.String("addr", c.eps[i].addr), zap.Int("attempt", attempt), zap.Error(err))
+			if attempt%n != 0 {
+				continue
+			}
 		}
 		if ctx.Err() != nil || sleep(ctx, backoff) != nil {
 			if c.isDone() {
 				return nil, ErrClosed
 			}
 			return nil, fmt.Errorf("%w: gave up rejoining %s after %d attempts in %v (the reconnect limit); last error: %v",
-				ErrRegistryLost, c.addr, attempt, time.Since(start).Round(time.Millisecond), last)
+				ErrRegistryLost, c.addrList(), attempt, time.Since(start).Round(time.Millisecond), last)
 		}
 		backoff = min(2*backoff, retryMaxBackoff)
 	}
@@ -175,23 +186,31 @@ func (c *Client) reconnect(cause error) (*session, error) {
 
 // transient tells whether a failed rejoin is worth trying again: the
 // server was not there, the connection broke, the server is shutting
-// down, or it has too many connections that have not joined yet. A
+// down, it has too many connections that have not joined yet, or the
+// front end cannot reach its store (ErrUnavailable). A
 // refusal (not a member any more, another pool size, a protocol the server
 // does not speak, an invalid reply) is final.
 func transient(err error) bool {
-	return errors.Is(err, ErrRegistryLost) || errors.Is(err, ErrClosed) || errors.Is(err, errBusy)
+	return errors.Is(err, ErrRegistryLost) || errors.Is(err, ErrClosed) || errors.Is(err, errBusy) ||
+		errors.Is(err, ErrUnavailable)
 }
 
-// rejoin makes one attempt to rejoin: dial, join again with this member's
-// identity, tell the server what this member knows, and resume. The
-// session it returns is already the client's own (see restored).
-func (c *Client) rejoin(ctx context.Context) (*session, error) {
-	dctx, cancel := context.WithTimeout(ctx, c.cfg.joinTimeout)
+// rejoin makes one attempt to rejoin at front end i: dial, join again with
+// this member's identity, tell the server what this member knows, and
+// resume. The session it returns is already the client's own (see
+// restored).
+func (c *Client) rejoin(ctx context.Context, i int) (*session, error) {
+	ep := c.eps[i]
+	limit := c.cfg.joinTimeout
+	if len(c.eps) > 1 {
+		limit = min(limit, frontDialTimeout)
+	}
+	dctx, cancel := context.WithTimeout(ctx, limit)
 	var d net.Dialer
-	conn, err := d.DialContext(dctx, "tcp", c.addr)
+	conn, err := d.DialContext(dctx, "tcp", ep.addr)
 	cancel()
 	if err != nil {
-		return nil, fmt.Errorf("%w: dial %s: %w", ErrRegistryLost, c.addr, err)
+		return nil, fmt.Errorf("%w: dial %s: %w", ErrRegistryLost, ep.addr, err)
 	}
 	if tc, ok := conn.(*net.TCPConn); ok {
 		_ = tc.SetNoDelay(true)
@@ -199,11 +218,12 @@ func (c *Client) rejoin(ctx context.Context) (*session, error) {
 	c.mu.Lock()
 	pool := c.id.Pool
 	c.mu.Unlock()
-	conn, err = c.secure(ctx, conn, pool)
+	conn, err = c.secure(ctx, conn, ep, pool)
 	if err != nil {
 		return nil, err
 	}
 	s := c.newSession(conn)
+	s.front = i
 	s.start()
 	if err := c.rejoinOn(s); err != nil {
 		s.end(fmt.Errorf("rejoin failed: %w", err))
@@ -265,6 +285,7 @@ func (c *Client) restored(s *session) {
 	c.sess = s
 	c.lost = nil
 	c.mem.epoch, c.mem.restartable = s.epoch, s.restartable
+	c.cur.Store(int32(s.front))
 	c.mu.Unlock()
 	c.queue.Push(Event{Type: RegistryRestored, Member: c.id})
 }

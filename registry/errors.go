@@ -91,6 +91,13 @@ var (
 	// TLS). The text says which. It is the same error as
 	// ipl.ErrUnauthenticated; a client does not retry it.
 	ErrUnauthenticated = poolauth.ErrUnauthenticated
+
+	// ErrUnavailable means the registry front end is up but cannot reach
+	// the store that holds the pools' state (see WithEtcdStore), so it
+	// serves nobody until the store is back. An error with it also wraps
+	// ErrRegistryLost: for the member the registry is out of reach. Join
+	// and rejoin try again, at the next front end where there are several.
+	ErrUnavailable = errors.New("registry: registry front end cannot reach its store")
 )
 
 // errBusy marks a connection that the server refused because too many
@@ -107,4 +114,11 @@ type remoteError struct {
 }
 
 func (e *remoteError) Error() string { return e.msg }
-func (e *remoteError) Unwrap() error { return e.sentinel }
+
+// Unwrap gives the sentinel, and for ErrUnavailable ErrRegistryLost too.
+func (e *remoteError) Unwrap() []error {
+	if e.code == codeUnavailable {
+		return []error{e.sentinel, ErrRegistryLost}
+	}
+	return []error{e.sentinel}
+}

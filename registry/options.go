@@ -29,6 +29,9 @@ type clientConfig struct {
 	beforeRejoin func()
 	secret       poolauth.Secret // the pool's, for the pool check
 	tls          *tls.Config     // nil: plain TCP
+	// firstAddr is the index of the front end Join tries first; < 0 (the
+	// default): the spread of firstAddr(). Tests fix it.
+	firstAddr int
 }
 
 // DefaultReconnectTimeout is how long a client that lost a restartable
@@ -38,7 +41,7 @@ const DefaultReconnectTimeout = 10 * time.Minute
 
 func defaultClientConfig() clientConfig {
 	return clientConfig{logger: zap.NewNop(), version: ProtocolVersion, joinTimeout: joinReplyTimeout,
-		reconnectTimeout: DefaultReconnectTimeout, dialTimeout: DefaultDialTimeout}
+		reconnectTimeout: DefaultReconnectTimeout, dialTimeout: DefaultDialTimeout, firstAddr: -1}
 }
 
 // WithPoolSize makes the pool a closed world of n members: it closes (a

@@ -128,7 +128,8 @@ const (
 	// its previous run to come back); a join should be tried again soon.
 	codeRecovering errCode = 11
 	// codeUnavailable: the front end cannot reach its shared store now;
-	// another front end (or this one, later) may serve the request.
+	// another front end (or this one, later) may serve the request. Its
+	// error matches ErrUnavailable and ErrRegistryLost.
 	codeUnavailable errCode = 12
 )
 
@@ -153,8 +154,10 @@ func (c errCode) sentinel() error {
 		return ErrTooManyRequests
 	case codeClosed:
 		return ErrClosed
-	case codeRecovering, codeUnavailable:
+	case codeRecovering:
 		return ErrRegistryLost
+	case codeUnavailable:
+		return ErrUnavailable
 	default:
 		return ErrProtocol
 	}

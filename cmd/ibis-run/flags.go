@@ -58,7 +58,7 @@ func parseArgs(args []string, w io.Writer) (settings, error) {
 	fs.StringVar(&s.pool, "pool", "", "pool name (sets IBIS_POOL; default a fresh random name)")
 	fs.DurationVar(&s.heartbeat, "heartbeat", 0, "registry heartbeat interval, e.g. 500ms (sets IBIS_HEARTBEAT; default the registry's)")
 	fs.DurationVar(&s.death, "death-timeout", 0, "how long a silent process may stay a member of the embedded registry's pool, e.g. 60s (sets IBIS_DEATH_TIMEOUT; default the registry's, 30s)")
-	fs.StringVar(&s.registry, "registry", "", "host:port of an external registry server (default: start one in-process on 127.0.0.1)")
+	fs.StringVar(&s.registry, "registry", "", "host:port of an external registry server, or a comma-separated list of its front ends (default: start one in-process on 127.0.0.1)")
 	fs.DurationVar(&s.timeout, "timeout", 0, "stop everything after this long and exit with status 124 (0: no limit)")
 	fs.DurationVar(&s.grace, "grace", launch.DefaultGrace, "time between SIGTERM and SIGKILL when stopping processes")
 	fs.BoolVar(&s.verbose, "v", false, "log what ibis-run does to stderr")
@@ -117,7 +117,7 @@ func (s *settings) check() error {
 		return errors.New("-metrics with -registry: the metrics are the embedded registry's; an ibis-registry serves its own (ibis-registry -metrics)")
 	}
 	if s.registry != "" {
-		if err := checkAddr(s.registry); err != nil {
+		if err := checkRegistry(s.registry); err != nil {
 			return fmt.Errorf("-registry %q: %w", s.registry, err)
 		}
 		// The external registry knows neither a secret made up here nor a CA made up here.
@@ -145,6 +145,24 @@ func checkName(flagName, v string) error {
 		return fmt.Errorf("%s %q: contains a NUL byte", flagName, v)
 	case len(v) > registry.MaxPoolName:
 		return fmt.Errorf("%s: %d bytes, at most %d", flagName, len(v), registry.MaxPoolName)
+	}
+	return nil
+}
+
+// checkRegistry accepts a registry address as registry.Join takes it (host:port, or a
+// comma-separated list of front ends), every host named.
+func checkRegistry(list string) error {
+	addrs, err := registry.ParseAddrs(list)
+	if err != nil {
+		return err
+	}
+	for _, a := range addrs {
+		if err := checkAddr(a); err != nil {
+			if len(addrs) > 1 {
+				return fmt.Errorf("%s: %w", a, err)
+			}
+			return err
+		}
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"slices"
@@ -349,6 +350,9 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"-np", "1", "-registry", "nohostport", "prog"}, "-registry"},
 		{[]string{"-np", "1", "-registry", ":8888", "prog"}, "missing host"},
 		{[]string{"-np", "1", "-registry", "h:99999", "prog"}, "port"},
+		{[]string{"-np", "1", "-registry", "h:1,,h:2", "prog"}, "item 2 is empty"},
+		{[]string{"-np", "1", "-registry", "h:1, h:1", "prog"}, "twice"},
+		{[]string{"-np", "1", "-registry", "h:1,:2", "prog"}, ":2: want host:port: missing host"},
 		{[]string{"-np", "1", "-pool", " padded", "prog"}, "-pool"},
 		{[]string{"-np", "1", "-impl", "a\x00b", "prog"}, "NUL"},
 		{[]string{"-np", "2", "-impl", "mp", "prog"}, "started by mpirun or srun"},
@@ -370,6 +374,18 @@ func TestUsageErrors(t *testing.T) {
 				t.Errorf("stdout %q, want nothing", out.String())
 			}
 		})
+	}
+}
+
+// TestRegistryListAccepted: -registry takes a list of front ends, and passes it to the
+// processes as given.
+func TestRegistryListAccepted(t *testing.T) {
+	s, err := parseArgs([]string{"-np", "1", "-registry", "h:1, g:2", "prog"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.registry != "h:1, g:2" {
+		t.Fatalf("registry %q, want the list as given", s.registry)
 	}
 }
 

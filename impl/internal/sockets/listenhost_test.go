@@ -22,6 +22,10 @@ func TestListenHost(t *testing.T) {
 		{ipl.Config{Registry: "node01:8888", ServeRegistry: ":20000"}, ""},
 		{ipl.Config{ServeRegistry: ":20000"}, ""},
 		{ipl.Config{Registry: "garbage"}, ""},
+		{ipl.Config{Registry: "127.0.0.1:8888, localhost:8889"}, "127.0.0.1"}, // front ends on loopback
+		{ipl.Config{Registry: "127.0.0.1:8888,[::1]:8889"}, ""},               // two loopbacks: no one host
+		{ipl.Config{Registry: "127.0.0.1:8888,node01:8888"}, ""},
+		{ipl.Config{Registry: "127.0.0.1:8888,,127.0.0.1:8889"}, ""}, // not a list Join takes
 	} {
 		if got := ListenHost(&c.cfg); got != c.want {
 			t.Errorf("ListenHost(registry %q, host %q, serve %q) = %q, want %q",
