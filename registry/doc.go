@@ -87,7 +87,8 @@
 // which said so in the join reply:
 //
 //   - A server that can be restarted (NewServer, as cmd/ibis-registry runs
-//     it: WithRestartable) is dialled again at the same address, with
+//     it: WithRestartable) is dialled again at the same address (or, with
+//     several front ends, at the next one; see below), with
 //     back-off (from 20ms, doubling, at most a second apart), until the
 //     client rejoins, Close ends the attempts, or WithReconnectTimeout (10
 //     minutes) passes. The client rejoins with its own Identifier, tells
@@ -124,6 +125,32 @@
 // (other than Joined, Died, PoolClosed and Terminated, which are made up
 // for), and sequence numbers drawn only by members that did not come back
 // (they may be drawn again).
+//
+// # Several front ends over etcd
+//
+// A server given WithEtcdStore (ibis-registry -store etcd://HOST:PORT,...)
+// keeps no pool of its own: every change (a join, a leave, a death, an
+// election, a signal, a sequence number, a binding) becomes an op that it
+// writes to etcd as a key of its own, and every server over the same etcd
+// (a front end) applies every op in etcd's revision order to its copy of
+// the pools, answering its own members and sending them their events. So
+// all front ends agree on one total order, elections have one winner and
+// sequences have no gaps, whichever front end a member uses; the memory
+// store (the default) is the same code with the op applied at once.
+//
+// A member lists the front ends (Join's address "a:8888,b:8888") and
+// belongs to the one it is connected to. When that front end dies, stays
+// silent for half the death timeout, or stops serving, the member rejoins
+// at another with its Identifier; that front end takes it over and answers
+// its resume with the events it missed, in order, before any newer one:
+// the member sees RegistryLost, RegistryRestored and no gap or repeat, and
+// the others see nothing. Each front end holds an etcd lease of the death
+// timeout (at least 5s); when the lease of a front end ends, the members
+// it still owns (those that did not move) are declared dead. A front end
+// that etcd has not answered for a sixth of the death timeout (at least
+// 3s), or whose lease has ended, stops serving: it closes its members'
+// connections (they move) and refuses joins with ErrUnavailable until it
+// has read the pools from etcd again. See docs/REGISTRY-HA.md.
 //
 // # Limits
 //
