@@ -247,9 +247,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	srv := registry.NewServer(opts...)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
-	store := "pools kept in memory"
+	store := "ibis-registry store: memory (this process only)"
 	if len(cfg.etcd) > 0 {
-		store = "pools kept in etcd at " + strings.Join(cfg.etcd, ",")
+		store = "ibis-registry store: etcd at " + strings.Join(cfg.etcd, ",") + " (shared with every front end over it)"
 	}
 	if _, err := fmt.Fprintf(out, "ibis-registry listening on %s\n%s\n%s\n", ln.Addr(), trust.headline(), store); err != nil {
 		_ = srv.Close()
