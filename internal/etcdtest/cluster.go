@@ -81,13 +81,16 @@ func StartCluster(t testing.TB, n int, opts ...ClusterOption) *Cluster {
 	}
 }
 
+// pickPorts finds the ports of a new cluster; tests replace it to take one away.
+var pickPorts = freePorts
+
 // errPortTaken says that another process bound a port between freePorts and etcd.
 var errPortTaken = errors.New("a port was taken before etcd could bind it")
 
 // tryStart starts all nodes on fresh ports and data directories and waits until
 // the cluster serves.
 func (c *Cluster) tryStart(n int, cfg clusterConfig) error {
-	ports, err := freePorts(2 * n)
+	ports, err := pickPorts(2 * n)
 	if err != nil {
 		return err
 	}
