@@ -11,8 +11,9 @@ import (
 // silently stop running there.
 const RequireEnv = "IBIS_REQUIRE_ETCD"
 
-// debianEtcd is where Debian's etcd-server package installs the server.
-const debianEtcd = "/usr/bin/etcd"
+// debianEtcd is where Debian's etcd-server package installs the server (a
+// variable so that a test can take it away).
+var debianEtcd = "/usr/bin/etcd"
 
 // etcdBinary returns the etcd server binary to run, or skips the test (fails it
 // where RequireEnv is 1) when there is none.

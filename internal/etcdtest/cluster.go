@@ -65,10 +65,13 @@ func StartCluster(t testing.TB, n int, opts ...ClusterOption) *Cluster {
 		o(&cfg)
 	}
 	c := &Cluster{t: t, binary: etcdBinary(t)}
+	// The directory is made before the cleanup is registered, so that it is removed
+	// after the processes are killed and their logs shown.
+	dir := t.TempDir()
 	t.Cleanup(c.cleanup)
 
 	for attempt := 1; ; attempt++ {
-		err := c.tryStart(n, cfg)
+		err := c.tryStart(filepath.Join(dir, "attempt"+strconv.Itoa(attempt)), n, cfg)
 		if err == nil {
 			return c
 		}
@@ -81,17 +84,22 @@ func StartCluster(t testing.TB, n int, opts ...ClusterOption) *Cluster {
 	}
 }
 
+// pickPorts finds the ports of a new cluster; tests replace it to take one away.
+var pickPorts = freePorts
+
 // errPortTaken says that another process bound a port between freePorts and etcd.
 var errPortTaken = errors.New("a port was taken before etcd could bind it")
 
-// tryStart starts all nodes on fresh ports and data directories and waits until
-// the cluster serves.
-func (c *Cluster) tryStart(n int, cfg clusterConfig) error {
-	ports, err := freePorts(2 * n)
+// tryStart starts all nodes on fresh ports, with data and logs in a new directory
+// dir, and waits until the cluster serves.
+func (c *Cluster) tryStart(dir string, n int, cfg clusterConfig) error {
+	ports, err := pickPorts(2 * n)
 	if err != nil {
 		return err
 	}
-	dir := c.t.TempDir()
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return fmt.Errorf("etcdtest: %w", err)
+	}
 	c.nodes = make([]*node, n)
 	initial := make([]string, n)
 	for i := range c.nodes {

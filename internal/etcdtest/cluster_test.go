@@ -28,6 +28,13 @@ func TestClusterKillLeaderWritesGoOn(t *testing.T) {
 		t.Fatal(err)
 	}
 	killed := time.Now()
+	elected := make(chan time.Duration, 1)
+	go func() {
+		if _, err := c.Leader(ctx); err == nil {
+			elected <- time.Since(killed)
+		}
+		close(elected)
+	}()
 	// The first write after the kill may fail while the others elect a leader;
 	// the client then writes again, as a store must.
 	var attempts int
@@ -44,6 +51,9 @@ func TestClusterKillLeaderWritesGoOn(t *testing.T) {
 		}
 	}
 	t.Logf("first successful write %v after the leader's SIGKILL, %d attempts", time.Since(killed), attempts)
+	if d, ok := <-elected; ok {
+		t.Logf("the other nodes agreed on a new leader %v after the SIGKILL", d)
+	}
 
 	newLeader, err := c.Leader(ctx)
 	if err != nil {

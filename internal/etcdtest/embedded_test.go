@@ -11,7 +11,7 @@ import (
 )
 
 // newClient opens a client on endpoints that the test closes at cleanup.
-func newClient(t *testing.T, endpoints []string) *clientv3.Client {
+func newClient(t testing.TB, endpoints []string) *clientv3.Client {
 	t.Helper()
 	c, err := clientv3.New(clientv3.Config{
 		Endpoints:   endpoints,
