@@ -15,6 +15,8 @@ import (
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 )
 
 // etcdStore keeps the pools in etcd as a log of ops: each op is a key of
@@ -55,9 +57,13 @@ const (
 	etcdFronts   = etcdPrefix + "fronts/"
 	etcdSync     = etcdPrefix + "sync/"
 
-	// etcdCallTimeout bounds one call to etcd; a write is tried again
-	// until the request's own deadline.
-	etcdCallTimeout = 5 * time.Second
+	// etcdCallTimeout bounds one call to etcd but a write, etcdWriteTimeout
+	// one attempt of a write, which is tried again until the request's own
+	// deadline: a write caught by the death of etcd's leader would wait
+	// for etcd's own request timeout (7 s) before it fails, while its
+	// second attempt goes through as soon as a new leader is elected.
+	etcdCallTimeout  = 5 * time.Second
+	etcdWriteTimeout = 2 * time.Second
 	// minLeaseTTL is the shortest lease: etcd raises shorter ones anyway.
 	minLeaseTTL = 5 * time.Second
 )
@@ -116,7 +122,7 @@ func (e *etcdStore) submit(ctx context.Context, o *op) error {
 	key := fmt.Sprintf("%s%016x/%d", etcdOps, front, e.n.Add(1))
 	backoff := 50 * time.Millisecond
 	for {
-		cctx, cancel := context.WithTimeout(ctx, etcdCallTimeout)
+		cctx, cancel := context.WithTimeout(ctx, etcdWriteTimeout)
 		_, err := cli.Put(cctx, key, string(val))
 		cancel()
 		switch {
@@ -179,6 +185,12 @@ func (e *etcdStore) client() (*clientv3.Client, error) {
 		DialKeepAliveTimeout: 2 * time.Second,
 		Logger:               zap.NewNop(),
 		Context:              e.ctx,
+		// Dial a node that was down again within a second of its
+		// return, not after gRPC's default back-off of up to two minutes.
+		DialOptions: []grpc.DialOption{grpc.WithConnectParams(grpc.ConnectParams{
+			Backoff:           backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: time.Second},
+			MinConnectTimeout: time.Second,
+		})},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("etcd client for %s: %w", strings.Join(e.endpoints, ","), err)
