@@ -1,0 +1,81 @@
+//go:build linux
+
+package registryha
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/ibisgo/ibis/internal/etcdtest"
+)
+
+// stopLength is how long TestStopFrontEnd keeps a front end frozen: longer than the
+// silence after which members move (half the default death timeout of 30 s),
+// shorter than the front end's lease (the whole death timeout).
+const stopLength = 20 * time.Second
+
+// A front end with the default timeouts is frozen (SIGSTOP) for 20 s: its members
+// move to the other after half the death timeout of silence, nobody is declared
+// dead, and once it runs again (SIGCONT) it serves: a new member joins there.
+func TestStopFrontEnd(t *testing.T) {
+	needHA(t)
+	cluster := etcdtest.StartCluster(t, 3)
+	eps := cluster.Endpoints()
+	a := startFrontEnd(t, "A", eps)
+	b := startFrontEnd(t, "B", eps)
+	w := newWorld(t, a, b)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*testTimeout)
+	defer cancel()
+
+	ms, err := w.joinAll(ctx, "m", 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := work(ctx, ms, 0, false); err != nil {
+		t.Fatal(err)
+	}
+	onA := at(ms, a.addr)
+	if len(onA) == 0 || len(onA) == len(ms) {
+		t.Fatalf("%d of %d members joined at A: Join should spread them over both front ends", len(onA), len(ms))
+	}
+
+	a.stop()
+	stopped := time.Now()
+	// Everyone works on; the calls of A's members wait until they have moved.
+	busy := make(chan error, 1)
+	go func() { busy <- work(ctx, ms, 1, false) }()
+	for _, m := range onA {
+		if err := m.waitMoved(1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := <-busy; err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("A's %d members moved to B after %v", len(onA), time.Since(stopped).Round(time.Millisecond))
+	// The length of the fault, not a wait for its effect.
+	time.Sleep(time.Until(stopped.Add(stopLength)))
+	a.cont()
+
+	late, err := w.joinVia(ctx, "late", a.addr)
+	if err != nil {
+		t.Fatalf("A does not serve after SIGCONT: %v", err)
+	}
+	everyone := append(ms, late)
+	// Whatever lease A held before it froze has ended (it may have begun anew once it
+	// ran again): members it still owned would die now.
+	waitFronts(t, eps, 2)
+	if err := work(ctx, everyone, 2, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.sync(ctx, late, "end"); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range ms {
+		if m.c.Addr() != b.addr {
+			t.Errorf("%s is at %s, want B at %s", m, m.c.Addr(), b.addr)
+		}
+	}
+	w.check()
+}
