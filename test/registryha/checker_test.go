@@ -22,6 +22,8 @@ const maxFindings = 30
 //   - one winner per election: every Elect of it returned the same member, and
 //     there is one Elected event for it, naming that member;
 //   - no Died event for a member that is alive, and every member alive;
+//   - RegistryLost and RegistryRestored in turns, beginning with RegistryLost and
+//     ending with RegistryRestored: every member that lost its front end is back;
 //   - the numbers of a sequence unique and without gap, but for as many numbers
 //     as there were failed draws (a draw whose answer was lost may have taken one);
 //   - every signal that Signal reported sent reached its sender (and so, by the
@@ -61,9 +63,21 @@ func (w *world) check() {
 	buried := make(map[registry.Identifier]bool)
 	for _, m := range ms {
 		var last uint64
+		lost := false
 		for _, ev := range m.rec.snapshot() {
-			if ev.Type < registry.Joined || ev.Type > registry.Terminated {
-				continue // RegistryLost and RegistryRestored are the client's own
+			switch ev.Type {
+			case registry.RegistryLost:
+				if lost {
+					fail("%s: RegistryLost %q while the registry was lost already", m, ev.Name)
+				}
+				lost = true
+				continue
+			case registry.RegistryRestored:
+				if !lost {
+					fail("%s: RegistryRestored without a RegistryLost before it", m)
+				}
+				lost = false
+				continue
 			}
 			switch {
 			case ev.Seq <= last:
@@ -93,6 +107,9 @@ func (w *world) check() {
 		}
 		if m.joinSeq == 0 {
 			fail("%s: no Joined event of its own", m)
+		}
+		if lost {
+			fail("%s: its last RegistryLost was never followed by RegistryRestored", m)
 		}
 	}
 

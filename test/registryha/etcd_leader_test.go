@@ -15,7 +15,8 @@ import (
 // The etcd leader is killed (SIGKILL) while every member elects, signals and draws
 // sequence numbers in a loop, through front ends with the default timeouts: the pool
 // carries on (the front ends write again what was in flight), nobody is declared
-// dead, the sequence has no gap; then the node comes back and the cluster is whole.
+// dead, the sequence has no gap; then the node comes back, and a front end that
+// reaches etcd only through it serves the pool.
 func TestKillEtcdLeader(t *testing.T) {
 	needHA(t)
 	cluster := etcdtest.StartCluster(t, 3)
@@ -70,10 +71,22 @@ func TestKillEtcdLeader(t *testing.T) {
 	if err := cluster.WaitHealthy(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := work(ctx, ms, rounds, true); err != nil {
+	// The node is whole again: a front end that reaches etcd through it alone
+	// serves the pool as it is, to a newcomer that joins there.
+	c := startFrontEnd(t, "C", eps[leader:leader+1])
+	t.Cleanup(w.close) // the members leave before C ends
+	late, err := w.joinVia(ctx, "late", c.addr)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := w.sync(ctx, ms[0], "end"); err != nil {
+	if got := len(late.c.Members()); got != len(ms)+1 {
+		t.Errorf("the newcomer at a front end on the restarted etcd node sees %d members, want %d", got, len(ms)+1)
+	}
+	everyone := append(ms, late)
+	if err := work(ctx, everyone, rounds, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.sync(ctx, late, "end"); err != nil {
 		t.Fatal(err)
 	}
 	for _, m := range ms {

@@ -29,7 +29,7 @@ func waitFronts(t *testing.T, endpoints []string, want int) {
 	defer cli.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	defer cancel()
-	last := fmt.Errorf("not asked yet")
+	var last error
 	for {
 		cctx, ccancel := context.WithTimeout(ctx, 5*time.Second)
 		resp, err := cli.Get(cctx, frontsPrefix, clientv3.WithPrefix(), clientv3.WithKeysOnly())

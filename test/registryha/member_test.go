@@ -38,6 +38,8 @@ type world struct {
 	retries   map[string]int                         // "call: why" -> how often the test made it again
 	examples  map[string]string                      // "call: why" -> the first error seen
 	lostJoins []string                               // identities whose Join failed, so the pool may bury them
+
+	closeOnce sync.Once
 }
 
 // sentSignal is a signal to every member that Signal reported sent.
@@ -47,8 +49,9 @@ type sentSignal struct {
 }
 
 // newWorld makes the pool of a test over the front ends fronts. Its members are
-// closed at t.Cleanup, before the front ends and etcd end; the test log then says
-// which calls had to be made again and why.
+// closed at t.Cleanup, before the front ends started earlier and etcd end (a test
+// that starts another front end later registers close again after it); the test
+// log then says which calls had to be made again and why.
 func newWorld(t *testing.T, fronts ...*frontEnd) *world {
 	addrs := make([]string, len(fronts))
 	for i, f := range fronts {
@@ -67,7 +70,9 @@ func newWorld(t *testing.T, fronts ...*frontEnd) *world {
 	return w
 }
 
-func (w *world) close() {
+func (w *world) close() { w.closeOnce.Do(w.leave) }
+
+func (w *world) leave() {
 	w.mu.Lock()
 	ms := slices.Clone(w.members)
 	w.mu.Unlock()
@@ -111,10 +116,12 @@ type member struct {
 
 func (m *member) String() string { return m.tag + "=" + m.id.String() }
 
-// recorder keeps a member's events and wakes those waiting for one.
+// recorder keeps a member's events, with the time each arrived, and wakes those
+// waiting for one.
 type recorder struct {
 	mu      sync.Mutex
 	events  []registry.Event
+	times   []time.Time
 	changed chan struct{} // closed and replaced on every event
 }
 
@@ -124,6 +131,7 @@ func (r *recorder) add(ev registry.Event) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.events = append(r.events, ev)
+	r.times = append(r.times, time.Now())
 	close(r.changed)
 	r.changed = make(chan struct{})
 }
@@ -132,6 +140,18 @@ func (r *recorder) snapshot() []registry.Event {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return slices.Clone(r.events)
+}
+
+// firstAt returns when the first event of type typ arrived, and false if none did.
+func (r *recorder) firstAt(typ registry.EventType) (time.Time, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i, ev := range r.events {
+		if ev.Type == typ {
+			return r.times[i], true
+		}
+	}
+	return time.Time{}, false
 }
 
 // join adds a member, tagged tag, that lists every front end; Join picks the one it

@@ -8,12 +8,18 @@ import (
 	"time"
 
 	"github.com/ibisgo/ibis/internal/etcdtest"
+	"github.com/ibisgo/ibis/registry"
 )
 
 // stopLength is how long TestStopFrontEnd keeps a front end frozen: longer than the
 // silence after which members move (half the default death timeout of 30 s),
 // shorter than the front end's lease (the whole death timeout).
 const stopLength = 20 * time.Second
+
+// minSilence is the least time after SIGSTOP at which a member may give the stopped
+// front end up: half the default death timeout, less a heartbeat interval (the last
+// ping it heard may be that old when the front end stops).
+const minSilence = registry.DefaultDeathTimeout/2 - registry.DefaultHeartbeatInterval
 
 // A front end with the default timeouts is frozen (SIGSTOP) for 20 s: its members
 // move to the other after half the death timeout of silence, nobody is declared
@@ -54,6 +60,14 @@ func TestStopFrontEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("A's %d members moved to B after %v", len(onA), time.Since(stopped).Round(time.Millisecond))
+	// None may give A up before half the death timeout of silence (less the
+	// interval of the pings it last heard): a load can only make them later.
+	for _, m := range onA {
+		if lost, _ := m.rec.firstAt(registry.RegistryLost); lost.Sub(stopped) < minSilence {
+			t.Errorf("%s gave the stopped front end up %v after it stopped, before %v of silence",
+				m, lost.Sub(stopped).Round(time.Millisecond), minSilence)
+		}
+	}
 	// The length of the fault, not a wait for its effect.
 	time.Sleep(time.Until(stopped.Add(stopLength)))
 	a.cont()
