@@ -97,7 +97,8 @@ func (w *world) check() {
 					fail("%s: event %v declares dead %s, which is alive", m, ev, dead)
 				} else if !buried[ev.Member] {
 					buried[ev.Member] = true
-					t.Logf("event %v buries a member whose join failed (the front end that took it in ended before it answered)", ev)
+					t.Logf("event %v buries a join that the registry recorded but never answered (its front end ended "+
+						"first); the client joined again under another identity", ev)
 				}
 			case registry.Signal:
 				if ev.Member.ID == m.id.ID {

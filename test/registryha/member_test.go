@@ -37,7 +37,7 @@ type world struct {
 	signals   []sentSignal                           // Signal calls that succeeded
 	retries   map[string]int                         // "call: why" -> how often the test made it again
 	examples  map[string]string                      // "call: why" -> the first error seen
-	lostJoins []string                               // identities whose Join failed, so the pool may bury them
+	lostJoins []string                               // tags of members whose Join failed and was made again
 
 	closeOnce sync.Once
 }
