@@ -11,9 +11,10 @@
 // promises: per member, events in strictly increasing order with no duplicate and,
 // after its own join, no gap; the same event at the same place for every member;
 // one winner per election; no death of a member that is alive; sequence numbers
-// unique and gap-free; no signal lost.
+// unique and gap-free; no signal lost. A test of the checker itself shows that it
+// finds each kind of broken promise.
 //
-// The package has only tests. They need Linux and /usr/bin/etcd (they skip without
-// it, or fail where IBIS_REQUIRE_ETCD=1), take a few minutes, and skip under
-// go test -short.
+// The package has only tests. The fault tests need Linux and /usr/bin/etcd (they
+// skip without it, or fail where IBIS_REQUIRE_ETCD=1), take about a minute and a
+// half, and skip under go test -short.
 package registryha

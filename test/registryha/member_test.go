@@ -29,15 +29,12 @@ type world struct {
 	t     *testing.T
 	addrs string // "a,b": every front end, as IBIS_REGISTRY would list them
 
-	mu        sync.Mutex
-	members   []*member
-	elected   map[string]map[registry.Identifier]int // election -> winners Elect returned, counted
-	seqs      map[string][]int64                     // sequence -> numbers Sequence returned
-	seqFailed map[string]int                         // sequence -> Sequence calls that failed and were made again
-	signals   []sentSignal                           // Signal calls that succeeded
-	retries   map[string]int                         // "call: why" -> how often the test made it again
-	examples  map[string]string                      // "call: why" -> the first error seen
-	lostJoins []string                               // tags of members whose Join failed and was made again
+	mu      sync.Mutex
+	members []*member
+	ledger
+	retries   map[string]int    // "call: why" -> how often the test made it again
+	examples  map[string]string // "call: why" -> the first error seen
+	lostJoins []string          // tags of members whose Join failed and was made again
 
 	closeOnce sync.Once
 }
@@ -58,13 +55,11 @@ func newWorld(t *testing.T, fronts ...*frontEnd) *world {
 		addrs[i] = f.addr
 	}
 	w := &world{
-		t:         t,
-		addrs:     strings.Join(addrs, ","),
-		elected:   make(map[string]map[registry.Identifier]int),
-		seqs:      make(map[string][]int64),
-		seqFailed: make(map[string]int),
-		retries:   make(map[string]int),
-		examples:  make(map[string]string),
+		t:        t,
+		addrs:    strings.Join(addrs, ","),
+		ledger:   newLedger(),
+		retries:  make(map[string]int),
+		examples: make(map[string]string),
 	}
 	t.Cleanup(w.close)
 	return w
