@@ -100,6 +100,9 @@ func TestEtcdDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.check()
+	if err := w.settle(); err != nil {
+		t.Fatal(err)
+	}
 	if n := len(w.seqs["s"]); n != 3*len(ms) {
 		t.Errorf("%d numbers drawn, want %d", n, 3*len(ms))
 	}

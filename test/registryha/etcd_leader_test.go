@@ -95,6 +95,9 @@ func TestKillEtcdLeader(t *testing.T) {
 		}
 	}
 	w.check()
+	if err := w.settle(); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // waitProgress waits until the counter reaches n.

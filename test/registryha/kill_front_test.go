@@ -94,6 +94,9 @@ func TestKillFrontEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.check()
+	if err := w.settle(); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // waitMembers waits until at least n members have joined.

@@ -407,6 +407,37 @@ func (w *world) sync(ctx context.Context, from *member, label string) error {
 	})
 }
 
+// settle waits until every member lists exactly the members alive (Members): a join
+// that the registry recorded but never answered leaves a member nobody runs, which
+// must be declared dead once its front end's lease has ended, and nobody alive may
+// be missing.
+func (w *world) settle() error {
+	w.mu.Lock()
+	ms := slices.Clone(w.members)
+	w.mu.Unlock()
+	want := make([]string, len(ms))
+	for i, m := range ms {
+		want[i] = m.id.ID
+	}
+	slices.Sort(want)
+	return all(len(ms), func(i int) error {
+		m := ms[i]
+		var have []string
+		err := m.waitEvents("the members alive, no more, no less", func([]registry.Event) bool {
+			have = have[:0]
+			for _, id := range m.c.Members() {
+				have = append(have, id.ID)
+			}
+			slices.Sort(have)
+			return slices.Equal(have, want)
+		})
+		if err != nil {
+			return fmt.Errorf("%w: it lists members %v, those alive are %v", err, have, want)
+		}
+		return nil
+	})
+}
+
 // at returns the members of ms connected to the front end at addr now.
 func at(ms []*member, addr string) []*member {
 	var on []*member

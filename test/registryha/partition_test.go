@@ -90,4 +90,7 @@ func TestPartitionedFrontEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.check()
+	if err := w.settle(); err != nil {
+		t.Fatal(err)
+	}
 }

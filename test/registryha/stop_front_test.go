@@ -92,4 +92,7 @@ func TestStopFrontEnd(t *testing.T) {
 		}
 	}
 	w.check()
+	if err := w.settle(); err != nil {
+		t.Fatal(err)
+	}
 }
