@@ -1,0 +1,5 @@
+//go:build !race
+
+package registryha
+
+const raceEnabled = false
