@@ -50,6 +50,10 @@ type Client struct {
 	// the registry is lost: of the one lost last).
 	eps []endpoint
 	cur atomic.Int32
+	// joinToken names this client's join in all its attempts, so that a
+	// front end that made the join but whose reply was lost gives the same
+	// member to the next attempt (doc.go, "jt").
+	joinToken uint64
 
 	// Set by Join before it returns, read-only afterwards.
 	id       Identifier
@@ -199,6 +203,7 @@ func newClient(cfg clientConfig, addrs ...string) *Client {
 		queue:        fifo.New[Event](),
 		events:       make(chan Event),
 		stop:         make(chan struct{}),
+		joinToken:    rand.Uint64() | 1,
 		dispatchDone: make(chan struct{}),
 		done:         make(chan struct{}),
 		mem: memory{
@@ -275,12 +280,13 @@ func (c *Client) joinAt(ctx context.Context, raw net.Conn, i int, pool string) (
 	s.front = i
 	s.start()
 	rep, err := c.callOn(ctx, s, &message{
-		Kind:     kindJoin,
-		Version:  c.cfg.version,
-		Pool:     pool,
-		PoolSize: int64(c.cfg.poolSize),
-		Address:  c.cfg.address,
-		Tag:      c.cfg.tag,
+		Kind:      kindJoin,
+		Version:   c.cfg.version,
+		Pool:      pool,
+		PoolSize:  int64(c.cfg.poolSize),
+		Address:   c.cfg.address,
+		Tag:       c.cfg.tag,
+		JoinToken: c.joinToken,
 	})
 	if err == nil {
 		if err = c.acceptJoin(s, rep, true); err == nil {

@@ -298,6 +298,8 @@
 //	ls   uint    v2: the highest event seq it received (resume)
 //	nx   uint    v2: one above the highest member number it heard of (resume)
 //	js   uint    v2: the seq of its own Joined event (resume)
+//	jt   uint    v3: names one Join call in all its attempts (join; see
+//	             below)
 //
 // An ident is the array [pool, id, address, tag] of four strings. An event
 // is the array [seq uint, type int, member ident, name str] with the type
@@ -341,6 +343,12 @@
 // identity back, creating the recovering pool if needed. Until its resume
 // is answered the member may only restore, resume, heartbeat or leave;
 // other requests get error 11.
+//
+// A front end over a shared store that gets a join whose jt names a member
+// it already holds (the join was made, its reply lost, and the client tried
+// again) gives that member to the new connection: it sends the Joined events
+// of the members before it, then every event since its own Joined, then
+// the reply with its identity, as if the first attempt had been answered.
 //
 // Server to client:
 //

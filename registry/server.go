@@ -44,6 +44,9 @@ type Server struct {
 	front      uint64
 	nextSerial uint64
 	bySerial   map[uint64]*serverConn
+	// goneFronts holds the front ends whose end (opFrontGone) has been
+	// applied: ops they proposed later own no member.
+	goneFronts map[uint64]bool
 	ln         net.Listener
 	started    time.Time // when serving began: the recovery window runs from here
 	closing    bool
@@ -102,6 +105,7 @@ func NewServer(opts ...ServerOption) *Server {
 		epoch:      rand.Uint64() | 1,
 		front:      rand.Uint64() | 1,
 		bySerial:   make(map[uint64]*serverConn),
+		goneFronts: make(map[uint64]bool),
 		conns:      make(map[*serverConn]struct{}),
 		pools:      make(map[string]*pool),
 		sources:    make(map[string]*sourceUse),

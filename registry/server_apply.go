@@ -135,10 +135,23 @@ func (s *Server) orphan(o *op, id Identifier) {
 func (s *Server) applyJoin(o *op, c *serverConn) {
 	m := o.req
 	size := int(m.PoolSize)
+	if s.goneFronts[o.front] {
+		// Proposed by a front end whose end has been applied already: no
+		// member may be owned by it any more.
+		c.replyErr(m.ID, codeUnavailable, "the registry front end ended before the join was recorded; join again")
+		return
+	}
+	token := m.JoinToken
+	if !s.store.shared() {
+		token = 0
+	}
 	p := s.pools[m.Pool]
 	if p == nil {
 		p = newPool(m.Pool, size)
 		s.pools[m.Pool] = p
+	}
+	if old := p.byToken[token]; token != 0 && old != nil && !old.gone && p.size == size && s.rejoinByToken(o, c, old) {
+		return
 	}
 	switch {
 	case p.size != size:
@@ -152,7 +165,7 @@ func (s *Server) applyJoin(o *op, c *serverConn) {
 		c.replyErr(m.ID, codePoolClosed, "closed-world pool %s already has all its %d members", quoteName(p.name), p.size)
 		return
 	}
-	me := s.addMember(p, c, ownerRef{o.front, o.conn}, m.Address, m.Tag)
+	me := s.addMember(p, c, ownerRef{o.front, o.conn}, m.Address, m.Tag, token)
 	if c == nil {
 		s.orphan(o, me.id)
 		return
@@ -241,6 +254,7 @@ func (s *Server) applyBind(o *op, c *serverConn, me *member) {
 // applyFrontGone declares dead the members that front end o.gone still
 // owns: its lease ended before they moved to another front end.
 func (s *Server) applyFrontGone(o *op) {
+	s.goneFronts[o.gone] = true
 	var dead []*member
 	for _, p := range s.pools {
 		for _, m := range p.members {

@@ -23,8 +23,11 @@ type pool struct {
 	// names (with port names), against the WithMaxPoolNameBytes limit.
 	nameBytes int
 
-	members   []*member // in join order
-	byID      map[string]*member
+	members []*member // in join order
+	byID    map[string]*member
+	// byToken finds a member by the token of the join that made it
+	// (message.JoinToken), for a join tried again (server_takeover.go).
+	byToken   map[uint64]*member
 	elections map[string]*member
 	sequences map[string]int64
 	names     map[string]binding
@@ -56,9 +59,11 @@ type member struct {
 	conn    *serverConn // nil where the member is not connected
 	// owner is the front end and connection the member joined or moved
 	// on; ops of any other connection do not act for it.
-	owner   ownerRef
-	gone    bool               // left or died
-	waiting map[uint64]*waiter // by request id
+	owner ownerRef
+	// joinToken is the token of the join that made it (0: none).
+	joinToken uint64
+	gone      bool               // left or died
+	waiting   map[uint64]*waiter // by request id
 	// nameBytes counts the bytes of the names this member holds (bindings
 	// with port names, elections won) and waitBytes those of its waiting
 	// requests (known only where it is connected); together they count
@@ -104,6 +109,7 @@ func newPool(name string, size int) *pool {
 		name:            name,
 		size:            size,
 		byID:            make(map[string]*member),
+		byToken:         make(map[uint64]*member),
 		elections:       make(map[string]*member),
 		sequences:       make(map[string]int64),
 		names:           make(map[string]binding),
@@ -144,11 +150,15 @@ func (s *Server) emit(p *pool, t EventType, who Identifier, name string, to []*m
 // where it is connected here) the Joined events of the members already
 // present, and announces it to everyone (itself included). Called with
 // s.mu held.
-func (s *Server) addMember(p *pool, c *serverConn, who ownerRef, address, tag string) *member {
+func (s *Server) addMember(p *pool, c *serverConn, who ownerRef, address, tag string, token uint64) *member {
 	m := &member{
-		id:    Identifier{Pool: p.name, ID: strconv.Itoa(p.nextID), Address: address, Tag: tag},
-		pool:  p,
-		owner: who,
+		id:        Identifier{Pool: p.name, ID: strconv.Itoa(p.nextID), Address: address, Tag: tag},
+		pool:      p,
+		owner:     who,
+		joinToken: token,
+	}
+	if token != 0 {
+		p.byToken[token] = m
 	}
 	p.nextID++
 	if c != nil {
@@ -218,6 +228,9 @@ func (s *Server) detach(m *member) {
 	m.gone = true
 	p.members = slices.DeleteFunc(p.members, func(x *member) bool { return x == m })
 	delete(p.byID, m.id.ID)
+	if p.byToken[m.joinToken] == m {
+		delete(p.byToken, m.joinToken)
+	}
 	for _, w := range m.waiting {
 		s.dropWaiter(w)
 	}

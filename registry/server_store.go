@@ -39,6 +39,7 @@ func (s *Server) forgetPools() {
 		c.member = nil
 	}
 	s.pools = make(map[string]*pool)
+	s.goneFronts = make(map[uint64]bool)
 	s.sources = make(map[string]*sourceUse)
 	s.members = 0
 	s.waiting = 0

@@ -82,6 +82,9 @@ func (s *Server) applyTakeover(o *op, c *serverConn) {
 		me = p.byID[id.ID]
 	}
 	switch {
+	case s.goneFronts[o.front]:
+		c.replyErr(m.ID, codeUnavailable, "the registry front end ended before the move was recorded; try again")
+		return
 	case me == nil || me.gone || me.id != id:
 		c.replyErr(m.ID, codeNotMember, "the registry declared %s dead before it moved (its connection broke, it was "+
 			"silent, or its front end ended)", id)
@@ -91,15 +94,7 @@ func (s *Server) applyTakeover(o *op, c *serverConn) {
 			quoteName(p.name), p.size, m.PoolSize)
 		return
 	}
-	if old := me.conn; old != nil {
-		old.member = nil
-		old.closeWith(fmt.Errorf("member %s moved to another connection: %w", id, ErrClosed))
-		s.dropSource(me)
-		me.conn, me.source = nil, ""
-	}
-	for reqID := range me.waiting {
-		s.cancelWaiter(me, reqID)
-	}
+	s.release(me)
 	me.owner = ownerRef{o.front, o.conn}
 	me.moving = true
 	me.restoring = true
@@ -111,6 +106,56 @@ func (s *Server) applyTakeover(o *op, c *serverConn) {
 	s.connect(me, c)
 	c.log.Info("member moved to this front end", zap.Stringer("member", id))
 	c.replyJoin(m.ID, p, id)
+}
+
+// release lets go of me's connection here, if it has one, without a death:
+// the member is moving to another connection.
+func (s *Server) release(me *member) {
+	if old := me.conn; old != nil {
+		old.member = nil
+		old.closeWith(fmt.Errorf("member %s moved to another connection: %w", me.id, ErrClosed))
+		s.dropSource(me)
+		me.conn, me.source = nil, ""
+	}
+	for reqID := range me.waiting {
+		s.cancelWaiter(me, reqID)
+	}
+}
+
+// rejoinByToken gives the member that an earlier attempt of the same join
+// made (its reply was lost) to the connection of this attempt, which
+// hears what it would have heard had the first answer arrived: the Joined
+// events of the members before it, every event since its own Joined, and
+// the join reply. It reports false, having declared the old member dead,
+// when the pool's history no longer reaches back to that Joined event: the
+// join then makes a new member.
+func (s *Server) rejoinByToken(o *op, c *serverConn, me *member) bool {
+	p := me.pool
+	missed, ok := p.history.since(me.joinSeq - 1)
+	if !ok {
+		s.removeMember(me, Died)
+		return false
+	}
+	s.release(me)
+	me.owner = ownerRef{o.front, o.conn}
+	if c == nil {
+		s.orphan(o, me.id)
+		return true
+	}
+	for _, old := range p.members {
+		if old.joinSeq >= me.joinSeq {
+			break
+		}
+		ev := Event{Seq: old.joinSeq, Type: Joined, Member: old.id}
+		if frame, err := encodeFrame(&message{Kind: kindEvent, Event: &ev}); err == nil {
+			c.send(frame)
+		}
+	}
+	s.replay(c, me, missed)
+	s.connect(me, c)
+	c.log.Info("join tried again: the member its first attempt made is given to this connection", zap.Stringer("member", me.id))
+	c.replyJoin(o.req.ID, p, me.id)
+	return true
 }
 
 // resumeMoved answers the resume of a member that moved here: the events
@@ -125,6 +170,14 @@ func (s *Server) resumeMoved(c *serverConn, me *member, reqID, lastSeq uint64) {
 			"%d); it cannot go on as the same member", me.id, quoteName(p.name), lastSeq)
 		return
 	}
+	s.replay(c, me, missed)
+	me.moving = false
+	me.restoring = false
+	c.reply(&message{ID: reqID})
+}
+
+// replay sends c the events of missed that went to me.
+func (s *Server) replay(c *serverConn, me *member, missed []pastEvent) {
 	for _, h := range missed {
 		if h.to != nil && !slices.Contains(h.to, me.id.ID) {
 			continue
@@ -137,9 +190,6 @@ func (s *Server) resumeMoved(c *serverConn, me *member, reqID, lastSeq uint64) {
 		}
 		c.send(frame)
 	}
-	me.moving = false
-	me.restoring = false
-	c.reply(&message{ID: reqID})
 }
 
 // submitAsync submits an op that no request waits for (a death found by

@@ -196,6 +196,11 @@ type message struct {
 	LastSeq uint64         // "ls": the last event seq it received (resume)
 	NextNum uint64         // "nx": one above the highest member number it heard of (resume)
 	JoinSeq uint64         // "js": the seq of its own Joined event (resume)
+
+	// JoinToken names one Join call through all its attempts (join), so
+	// that a front end over a shared store knows a join it already made
+	// when the reply was lost.
+	JoinToken uint64 // "jt"
 }
 
 // boundName is a global name and its port, as restored after a restart.
@@ -254,4 +259,5 @@ const (
 	keyLastSeq   = "ls"
 	keyNextNum   = "nx"
 	keyJoinSeq   = "js"
+	keyJoinToken = "jt"
 )

@@ -139,6 +139,8 @@ func (w *wireDecoder) field(m *message, key string) error {
 		m.NextNum, err = w.uint(math.MaxUint64)
 	case keyJoinSeq:
 		m.JoinSeq, err = w.uint(math.MaxUint64)
+	case keyJoinToken:
+		m.JoinToken, err = w.uint(math.MaxUint64)
 	default:
 		err = w.skip(0)
 	}

@@ -67,6 +67,7 @@ func encodeMessage(enc *msgpack.Encoder, m *message) error {
 	add(m.LastSeq != 0, keyLastSeq, uns(m.LastSeq))
 	add(m.NextNum != 0, keyNextNum, uns(m.NextNum))
 	add(m.JoinSeq != 0, keyJoinSeq, uns(m.JoinSeq))
+	add(m.JoinToken != 0, keyJoinToken, uns(m.JoinToken))
 
 	if err := enc.EncodeMapLen(len(fields)); err != nil {
 		return err

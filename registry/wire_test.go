@@ -32,6 +32,7 @@ func sampleMessages() []*message {
 		{Kind: kindRestore, ID: 15, Members: []Identifier{id, {Pool: "pool", ID: "4"}}, Won: []string{"leader"},
 			Bound: []boundName{{"server", "rp"}, {"x", ""}}, Seqs: []sequenceMark{{"jobs", 12}, {"z", -1}}},
 		{Kind: kindResume, ID: 16, LastSeq: 42, NextNum: 5, JoinSeq: 3, Flags: flagSawClosed | flagSawTerminated, Member: &id},
+		{Kind: kindJoin, ID: 17, Version: ProtocolVersion, Pool: "p", JoinToken: 1<<63 | 9},
 		{Kind: kindReply, ID: 17, Code: codeRecovering, Error: "rebuilding"},
 	}
 }
