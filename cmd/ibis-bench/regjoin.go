@@ -128,10 +128,12 @@ func regjoinBench(ctx context.Context, e *env, f regjoinFlags) (*report.Report, 
 		Title: fmt.Sprintf("registry-join: %d members in %d processes join one pool, %d front end(s), store %s",
 			f.members, f.procs, f.fronts, f.storeName()),
 		Columns: []string{"run", "all seen", "median seen", "join p50", "join max",
-			"front end peak RSS (MiB)", "etcd peak RSS (MiB)", "members per front end"},
+			"front RSS (MiB)", "etcd RSS (MiB)", "CPU front", "CPU etcd", "CPU members", "per front end"},
 		Notes: []string{
 			"all seen: from the start of the joins until the last member saw the last of the N Joined events; median seen: the same for the median member",
-			"join: one member's Join, from the call until the answer; peak RSS: VmHWM, the largest process of its kind (every process in the JSON)",
+			"join: one member's Join, from the call until the answer",
+			"RSS: peak resident set (VmHWM) of the largest process of its kind; CPU: user+system time of all processes of a kind from the start until the last member reported (every process in the JSON)",
+			"per front end: members that joined at each front end",
 		},
 	}
 	rep := report.New("registry-join")
@@ -143,12 +145,14 @@ func regjoinBench(ctx context.Context, e *env, f regjoinFlags) (*report.Report, 
 		if err != nil {
 			return nil, fmt.Errorf("run %d: %w", run, err)
 		}
-		etcdRSS := "-"
+		etcdRSS, etcdCPU := "-", "-"
 		if len(r.etcdRSS) > 0 {
 			etcdRSS = fmt.Sprintf("%.1f", mib(maxInt64(r.etcdRSS)))
+			etcdCPU = report.FormatCell(sumDurations(r.etcdCPU))
 		}
 		t.AddRow(run, r.allSeen, r.medianSeen, r.joinMedian, r.joinMax,
-			mib(maxInt64(r.frontRSS)), etcdRSS, joinInts(r.perFront, "/"))
+			mib(maxInt64(r.frontRSS)), etcdRSS, sumDurations(r.frontCPU), etcdCPU, sumDurations(r.memberCPU),
+			joinInts(r.perFront, "/"))
 		all = append(all, r.allSeen.Seconds())
 		runs = append(runs, map[string]any{
 			"all_seen_seconds":    r.allSeen.Seconds(),
@@ -159,6 +163,9 @@ func regjoinBench(ctx context.Context, e *env, f regjoinFlags) (*report.Report, 
 			"etcd_peak_rss":       r.etcdRSS,
 			"members_peak_rss":    r.memberRSS,
 			"members_per_front":   r.perFront,
+			"front_cpu_seconds":   durationSeconds(r.frontCPU),
+			"etcd_cpu_seconds":    durationSeconds(r.etcdCPU),
+			"members_cpu_seconds": durationSeconds(r.memberCPU),
 		})
 	}
 	s, _ := stats.Summarize(all)
@@ -190,4 +197,21 @@ func joinInts(xs []int, sep string) string {
 		s[i] = strconv.Itoa(x)
 	}
 	return strings.Join(s, sep)
+}
+
+// sumDurations adds the known durations (>= 0) up.
+func sumDurations(ds []time.Duration) time.Duration {
+	var sum time.Duration
+	for _, d := range ds {
+		sum += max(d, 0)
+	}
+	return sum
+}
+
+func durationSeconds(ds []time.Duration) []float64 {
+	out := make([]float64, len(ds))
+	for i, d := range ds {
+		out[i] = d.Seconds()
+	}
+	return out
 }

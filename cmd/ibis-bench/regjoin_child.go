@@ -8,11 +8,13 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -204,6 +206,31 @@ func peakRSS(pid int) int64 {
 		return -1
 	}
 	return v
+}
+
+// userHZ is the unit of the CPU times in /proc/PID/stat: USER_HZ, 100 on Linux.
+const userHZ = 100
+
+// processCPUOf returns the CPU time (user and system) process pid has used so far, or
+// -1 when it cannot be read.
+func processCPUOf(pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return -1
+	}
+	// pid (comm) state ppid ...: utime and stime are fields 14 and 15; the command
+	// may hold spaces but not ')'.
+	i := bytes.LastIndexByte(b, ')')
+	f := strings.Fields(string(b[i+1:]))
+	if i < 0 || len(f) < 13 {
+		return -1
+	}
+	utime, err1 := strconv.ParseInt(f[11], 10, 64)
+	stime, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return -1
+	}
+	return time.Duration(utime+stime) * time.Second / userHZ
 }
 
 // watchStdin returns a channel that receives each line read from in and is closed at

@@ -25,6 +25,9 @@ type regjoinResult struct {
 	joinMedian, joinMax time.Duration
 	// Peak RSS in bytes, one per process (-1: unknown).
 	frontRSS, etcdRSS, memberRSS []int64
+	// CPU time (user and system) used from the start of the joins until the
+	// last member reported, one per process.
+	frontCPU, etcdCPU, memberCPU []time.Duration
 	// perFront counts the members that joined at each front end.
 	perFront []int
 }
@@ -111,6 +114,17 @@ func regjoinOnce(ctx context.Context, e *env, f regjoinFlags, run int) (res regj
 			return res, err
 		}
 	}
+	var frontPids, memberPids, etcdPids []int
+	for _, ch := range fronts {
+		frontPids = append(frontPids, ch.pid())
+	}
+	for _, ch := range members {
+		memberPids = append(memberPids, ch.pid())
+	}
+	if etcd != nil {
+		etcdPids = etcd.pids()
+	}
+	cpu0 := [][]time.Duration{cpuTimes(frontPids), cpuTimes(etcdPids), cpuTimes(memberPids)}
 	start := time.Now()
 	for _, ch := range members {
 		if err := ch.send("go"); err != nil {
@@ -129,22 +143,44 @@ func regjoinOnce(ctx context.Context, e *env, f regjoinFlags, run int) (res regj
 		}
 		results = append(results, mr)
 	}
+	cpu1 := [][]time.Duration{cpuTimes(frontPids), cpuTimes(etcdPids), cpuTimes(memberPids)}
 	res, err = summarize(start, results, addrs)
 	if err != nil {
 		return res, err
 	}
-	for _, ch := range fronts {
-		res.frontRSS = append(res.frontRSS, peakRSS(ch.pid()))
+	res.frontCPU, res.etcdCPU, res.memberCPU = cpuUsed(cpu0[0], cpu1[0]), cpuUsed(cpu0[1], cpu1[1]), cpuUsed(cpu0[2], cpu1[2])
+	res.frontRSS, res.etcdRSS, res.memberRSS = peakRSSes(frontPids), peakRSSes(etcdPids), peakRSSes(memberPids)
+	return res, nil
+}
+
+// cpuTimes reads the CPU time each process has used so far.
+func cpuTimes(pids []int) []time.Duration {
+	out := make([]time.Duration, len(pids))
+	for i, pid := range pids {
+		out[i] = processCPUOf(pid)
 	}
-	for _, ch := range members {
-		res.memberRSS = append(res.memberRSS, peakRSS(ch.pid()))
-	}
-	if etcd != nil {
-		for _, pid := range etcd.pids() {
-			res.etcdRSS = append(res.etcdRSS, peakRSS(pid))
+	return out
+}
+
+// cpuUsed is the CPU time used between two readings (-1 where one is missing).
+func cpuUsed(before, after []time.Duration) []time.Duration {
+	out := make([]time.Duration, len(before))
+	for i := range before {
+		out[i] = -1
+		if before[i] >= 0 && after[i] >= 0 {
+			out[i] = after[i] - before[i]
 		}
 	}
-	return res, nil
+	return out
+}
+
+// peakRSSes reads the peak RSS of each process.
+func peakRSSes(pids []int) []int64 {
+	out := make([]int64, len(pids))
+	for i, pid := range pids {
+		out[i] = peakRSS(pid)
+	}
+	return out
 }
 
 // summarize checks what the member processes saw (every member joined and saw every

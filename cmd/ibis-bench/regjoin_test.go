@@ -55,6 +55,11 @@ func checkRegjoinRun(t *testing.T, rep map[string]any, n, fronts int, etcd bool)
 			}
 		}
 	}
+	for _, key := range []string{"front_cpu_seconds", "members_cpu_seconds"} {
+		if cpu := run[key].([]any); len(cpu) == 0 || cpu[0].(float64) < 0 {
+			t.Errorf("%s %v: want times read from /proc", key, run[key])
+		}
+	}
 	if rss, _ := run["etcd_peak_rss"].([]any); etcd != (len(rss) > 0) {
 		t.Errorf("etcd peak RSS %v with etcd %v", run["etcd_peak_rss"], etcd)
 	}
