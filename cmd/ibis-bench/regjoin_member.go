@@ -71,7 +71,7 @@ func runMembers(ctx context.Context, r regjoinRole, in io.Reader, out io.Writer,
 	ms := make([]*joiner, r.Count)
 	var wg sync.WaitGroup
 	for i := range ms {
-		ms[i] = &joiner{total: r.Members, seen: make(chan struct{}), order: fnv.New64a()}
+		ms[i] = &joiner{total: r.Members, seen: make(chan struct{}), failed: make(chan struct{}), order: fnv.New64a()}
 		wg.Go(func() { ms[i].run(jctx, r, i, log) })
 	}
 	wg.Wait()
@@ -95,6 +95,7 @@ type joiner struct {
 	joinNS int64
 	front  string
 	seen   chan struct{} // closed when all total Joined events came
+	failed chan struct{} // closed when err is set
 
 	mu      sync.Mutex
 	joined  int
@@ -118,6 +119,7 @@ func (j *joiner) run(ctx context.Context, r regjoinRole, i int, log *zap.Logger)
 	j.front = c.Addr()
 	select {
 	case <-j.seen:
+	case <-j.failed: // an event said the run is spoilt
 	case <-c.Done():
 		j.fail(fmt.Errorf("member ended: %w", c.Err()))
 	case <-ctx.Done():
@@ -167,6 +169,7 @@ func (j *joiner) fail(err error) {
 func (j *joiner) failLocked(err error) {
 	if j.err == nil {
 		j.err = err
+		close(j.failed)
 	}
 }
 
