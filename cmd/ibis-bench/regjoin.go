@@ -128,12 +128,12 @@ func regjoinBench(ctx context.Context, e *env, f regjoinFlags) (*report.Report, 
 		Title: fmt.Sprintf("registry-join: %d members in %d processes join one pool, %d front end(s), store %s",
 			f.members, f.procs, f.fronts, f.storeName()),
 		Columns: []string{"run", "all seen", "median seen", "join p50", "join max",
-			"front RSS (MiB)", "etcd RSS (MiB)", "CPU front", "CPU etcd", "CPU members", "per front end"},
+			"front RSS (MiB)", "etcd RSS (MiB)", "CPU front", "CPU etcd", "CPU members", "front writes", "per front end"},
 		Notes: []string{
 			"all seen: from the start of the joins until the last member saw the last of the N Joined events; median seen: the same for the median member",
 			"join: one member's Join, from the call until the answer",
 			"RSS: peak resident set (VmHWM) of the largest process of its kind; CPU: user+system time of all processes of a kind from the start until the last member reported (every process in the JSON)",
-			"per front end: members that joined at each front end",
+			"front writes: write system calls of the front ends in that time (all of them, mostly frames to members); per front end: members that joined at each",
 		},
 	}
 	rep := report.New("registry-join")
@@ -152,7 +152,7 @@ func regjoinBench(ctx context.Context, e *env, f regjoinFlags) (*report.Report, 
 		}
 		t.AddRow(run, r.allSeen, r.medianSeen, r.joinMedian, r.joinMax,
 			mib(maxInt64(r.frontRSS)), etcdRSS, sumDurations(r.frontCPU), etcdCPU, sumDurations(r.memberCPU),
-			joinInts(r.perFront, "/"))
+			sumInt64(r.frontWrites), joinInts(r.perFront, "/"))
 		all = append(all, r.allSeen.Seconds())
 		runs = append(runs, map[string]any{
 			"all_seen_seconds":    r.allSeen.Seconds(),
@@ -166,6 +166,7 @@ func regjoinBench(ctx context.Context, e *env, f regjoinFlags) (*report.Report, 
 			"front_cpu_seconds":   durationSeconds(r.frontCPU),
 			"etcd_cpu_seconds":    durationSeconds(r.etcdCPU),
 			"members_cpu_seconds": durationSeconds(r.memberCPU),
+			"front_write_calls":   r.frontWrites,
 		})
 	}
 	s, _ := stats.Summarize(all)
@@ -214,4 +215,13 @@ func durationSeconds(ds []time.Duration) []float64 {
 		out[i] = d.Seconds()
 	}
 	return out
+}
+
+// sumInt64 adds the known counts (>= 0) up.
+func sumInt64(xs []int64) int64 {
+	var sum int64
+	for _, x := range xs {
+		sum += max(x, 0)
+	}
+	return sum
 }

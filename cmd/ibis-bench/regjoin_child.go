@@ -233,6 +233,25 @@ func processCPUOf(pid int) time.Duration {
 	return time.Duration(utime+stime) * time.Second / userHZ
 }
 
+// writeCalls returns how many write system calls process pid has made so far (syscw
+// of /proc/PID/io), or -1 when it cannot be read.
+func writeCalls(pid int) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/io", pid))
+	if err != nil {
+		return -1
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "syscw:"); ok {
+			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			if err != nil {
+				return -1
+			}
+			return n
+		}
+	}
+	return -1
+}
+
 // watchStdin returns a channel that receives each line read from in and is closed at
 // its end (the experiment closed it, or died).
 func watchStdin(in io.Reader) <-chan string {

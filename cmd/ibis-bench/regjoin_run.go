@@ -28,6 +28,8 @@ type regjoinResult struct {
 	// CPU time (user and system) used from the start of the joins until the
 	// last member reported, one per process.
 	frontCPU, etcdCPU, memberCPU []time.Duration
+	// frontWrites counts each front end's write system calls in that time.
+	frontWrites []int64
 	// perFront counts the members that joined at each front end.
 	perFront []int
 }
@@ -125,6 +127,7 @@ func regjoinOnce(ctx context.Context, e *env, f regjoinFlags, run int) (res regj
 		etcdPids = etcd.pids()
 	}
 	cpu0 := [][]time.Duration{cpuTimes(frontPids), cpuTimes(etcdPids), cpuTimes(memberPids)}
+	writes0 := writeCallsOf(frontPids)
 	start := time.Now()
 	for _, ch := range members {
 		if err := ch.send("go"); err != nil {
@@ -144,13 +147,29 @@ func regjoinOnce(ctx context.Context, e *env, f regjoinFlags, run int) (res regj
 		results = append(results, mr)
 	}
 	cpu1 := [][]time.Duration{cpuTimes(frontPids), cpuTimes(etcdPids), cpuTimes(memberPids)}
+	writes1 := writeCallsOf(frontPids)
 	res, err = summarize(start, results, addrs)
 	if err != nil {
 		return res, err
 	}
 	res.frontCPU, res.etcdCPU, res.memberCPU = cpuUsed(cpu0[0], cpu1[0]), cpuUsed(cpu0[1], cpu1[1]), cpuUsed(cpu0[2], cpu1[2])
 	res.frontRSS, res.etcdRSS, res.memberRSS = peakRSSes(frontPids), peakRSSes(etcdPids), peakRSSes(memberPids)
+	for i := range writes0 {
+		res.frontWrites = append(res.frontWrites, -1)
+		if writes0[i] >= 0 && writes1[i] >= 0 {
+			res.frontWrites[i] = writes1[i] - writes0[i]
+		}
+	}
 	return res, nil
+}
+
+// writeCallsOf reads how many write system calls each process has made.
+func writeCallsOf(pids []int) []int64 {
+	out := make([]int64, len(pids))
+	for i, pid := range pids {
+		out[i] = writeCalls(pid)
+	}
+	return out
 }
 
 // cpuTimes reads the CPU time each process has used so far.

@@ -60,6 +60,11 @@ func checkRegjoinRun(t *testing.T, rep map[string]any, n, fronts int, etcd bool)
 			t.Errorf("%s %v: want times read from /proc", key, run[key])
 		}
 	}
+	for _, w := range run["front_write_calls"].([]any) {
+		if w.(float64) <= 0 {
+			t.Errorf("front end write calls %v: a front end that sent events wrote", run["front_write_calls"])
+		}
+	}
 	if rss, _ := run["etcd_peak_rss"].([]any); etcd != (len(rss) > 0) {
 		t.Errorf("etcd peak RSS %v with etcd %v", run["etcd_peak_rss"], etcd)
 	}
