@@ -136,6 +136,11 @@ func regjoinBench(ctx context.Context, e *env, f regjoinFlags) (*report.Report, 
 			"front writes: write system calls of the front ends in that time (all of them, mostly frames to members); per front end: members that joined at each",
 		},
 	}
+	if f.profile != "" {
+		if err := os.MkdirAll(f.profile, 0o755); err != nil {
+			return nil, fmt.Errorf("-profile: %w", err)
+		}
+	}
 	rep := report.New("registry-join")
 	var runs []map[string]any
 	var all []float64

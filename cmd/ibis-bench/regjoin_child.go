@@ -8,13 +8,11 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -192,64 +190,6 @@ func head(s string, n int) string {
 		lines = lines[:n]
 	}
 	return strings.Join(lines, "\n")
-}
-
-// peakRSS returns the peak resident set size (VmHWM) of process pid in bytes, or -1
-// when it cannot be read.
-func peakRSS(pid int) int64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return -1
-	}
-	v, err := parseStatusKB(b, "VmHWM")
-	if err != nil {
-		return -1
-	}
-	return v
-}
-
-// userHZ is the unit of the CPU times in /proc/PID/stat: USER_HZ, 100 on Linux.
-const userHZ = 100
-
-// processCPUOf returns the CPU time (user and system) process pid has used so far, or
-// -1 when it cannot be read.
-func processCPUOf(pid int) time.Duration {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return -1
-	}
-	// pid (comm) state ppid ...: utime and stime are fields 14 and 15; the command
-	// may hold spaces but not ')'.
-	i := bytes.LastIndexByte(b, ')')
-	f := strings.Fields(string(b[i+1:]))
-	if i < 0 || len(f) < 13 {
-		return -1
-	}
-	utime, err1 := strconv.ParseInt(f[11], 10, 64)
-	stime, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		return -1
-	}
-	return time.Duration(utime+stime) * time.Second / userHZ
-}
-
-// writeCalls returns how many write system calls process pid has made so far (syscw
-// of /proc/PID/io), or -1 when it cannot be read.
-func writeCalls(pid int) int64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/io", pid))
-	if err != nil {
-		return -1
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "syscw:"); ok {
-			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-			if err != nil {
-				return -1
-			}
-			return n
-		}
-	}
-	return -1
 }
 
 // watchStdin returns a channel that receives each line read from in and is closed at

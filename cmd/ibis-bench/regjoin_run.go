@@ -116,18 +116,17 @@ func regjoinOnce(ctx context.Context, e *env, f regjoinFlags, run int) (res regj
 			return res, err
 		}
 	}
-	var frontPids, memberPids, etcdPids []int
+	procs := runProcs{}
 	for _, ch := range fronts {
-		frontPids = append(frontPids, ch.pid())
+		procs.fronts = append(procs.fronts, ch.pid())
 	}
 	for _, ch := range members {
-		memberPids = append(memberPids, ch.pid())
+		procs.members = append(procs.members, ch.pid())
 	}
 	if etcd != nil {
-		etcdPids = etcd.pids()
+		procs.etcd = etcd.pids()
 	}
-	cpu0 := [][]time.Duration{cpuTimes(frontPids), cpuTimes(etcdPids), cpuTimes(memberPids)}
-	writes0 := writeCallsOf(frontPids)
+	before := procs.usage()
 	start := time.Now()
 	for _, ch := range members {
 		if err := ch.send("go"); err != nil {
@@ -146,60 +145,13 @@ func regjoinOnce(ctx context.Context, e *env, f regjoinFlags, run int) (res regj
 		}
 		results = append(results, mr)
 	}
-	cpu1 := [][]time.Duration{cpuTimes(frontPids), cpuTimes(etcdPids), cpuTimes(memberPids)}
-	writes1 := writeCallsOf(frontPids)
+	after := procs.usage()
 	res, err = summarize(start, results, addrs)
 	if err != nil {
 		return res, err
 	}
-	res.frontCPU, res.etcdCPU, res.memberCPU = cpuUsed(cpu0[0], cpu1[0]), cpuUsed(cpu0[1], cpu1[1]), cpuUsed(cpu0[2], cpu1[2])
-	res.frontRSS, res.etcdRSS, res.memberRSS = peakRSSes(frontPids), peakRSSes(etcdPids), peakRSSes(memberPids)
-	for i := range writes0 {
-		res.frontWrites = append(res.frontWrites, -1)
-		if writes0[i] >= 0 && writes1[i] >= 0 {
-			res.frontWrites[i] = writes1[i] - writes0[i]
-		}
-	}
+	procs.measured(&res, before, after)
 	return res, nil
-}
-
-// writeCallsOf reads how many write system calls each process has made.
-func writeCallsOf(pids []int) []int64 {
-	out := make([]int64, len(pids))
-	for i, pid := range pids {
-		out[i] = writeCalls(pid)
-	}
-	return out
-}
-
-// cpuTimes reads the CPU time each process has used so far.
-func cpuTimes(pids []int) []time.Duration {
-	out := make([]time.Duration, len(pids))
-	for i, pid := range pids {
-		out[i] = processCPUOf(pid)
-	}
-	return out
-}
-
-// cpuUsed is the CPU time used between two readings (-1 where one is missing).
-func cpuUsed(before, after []time.Duration) []time.Duration {
-	out := make([]time.Duration, len(before))
-	for i := range before {
-		out[i] = -1
-		if before[i] >= 0 && after[i] >= 0 {
-			out[i] = after[i] - before[i]
-		}
-	}
-	return out
-}
-
-// peakRSSes reads the peak RSS of each process.
-func peakRSSes(pids []int) []int64 {
-	out := make([]int64, len(pids))
-	for i, pid := range pids {
-		out[i] = peakRSS(pid)
-	}
-	return out
 }
 
 // summarize checks what the member processes saw (every member joined and saw every
