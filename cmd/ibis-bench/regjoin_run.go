@@ -19,6 +19,11 @@ import (
 // (a front end closes its server and writes its profile) before it is killed.
 const childGrace = 10 * time.Second
 
+// childSlack is how much longer than the run a started process's own limit is, so
+// that the run's limit is the one that ends a run which takes too long, and says so;
+// the process's own limit only ends one that the run could not end.
+const childSlack = time.Minute
+
 // regjoinResult is what one run measured.
 type regjoinResult struct {
 	allSeen, medianSeen time.Duration
@@ -75,7 +80,7 @@ func regjoinOnce(ctx context.Context, e *env, f regjoinFlags, run int) (res regj
 		endpoints = etcd.endpoints()
 	}
 	base := regjoinRole{Etcd: endpoints, Pool: fmt.Sprintf("regjoin-%d-%d", os.Getpid(), run),
-		Members: f.members, Timeout: f.timeout}
+		Members: f.members, Timeout: f.timeout + childSlack}
 	profile := func(kind string, i int) string {
 		if f.profile == "" {
 			return ""
