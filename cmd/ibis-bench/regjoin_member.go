@@ -66,13 +66,11 @@ func runMembers(ctx context.Context, r regjoinRole, in io.Reader, out io.Writer,
 		}
 		defer stop()
 	}
-	jctx, jcancel := context.WithCancel(ctx)
-	defer jcancel()
 	ms := make([]*joiner, r.Count)
 	var wg sync.WaitGroup
 	for i := range ms {
 		ms[i] = &joiner{total: r.Members, seen: make(chan struct{}), failed: make(chan struct{}), order: fnv.New64a()}
-		wg.Go(func() { ms[i].run(jctx, r, i, log) })
+		wg.Go(func() { ms[i].run(ctx, r, i, log) })
 	}
 	wg.Wait()
 	b, err := json.Marshal(collect(ms))
@@ -82,11 +80,18 @@ func runMembers(ctx context.Context, r regjoinRole, in io.Reader, out io.Writer,
 	if _, err := fmt.Fprintf(out, "result %s\n", b); err != nil {
 		return fmt.Errorf("member process: %w", err)
 	}
-	for range orders { // keep the members until the experiment is over
+	// Keep the members until the experiment is over. They end with the
+	// process: their connections close, as when a process of a pool ends.
+	for {
+		select {
+		case _, ok := <-orders:
+			if !ok {
+				return nil
+			}
+		case <-ctx.Done():
+			return fmt.Errorf("member process: %w", ctx.Err())
+		}
 	}
-	// The members end with the process: their connections close, as when a
-	// process of a pool ends.
-	return nil
 }
 
 // joiner is one member and what it saw.
