@@ -245,13 +245,17 @@ func (c *Client) applyEvent(ev Event) (declaredDead bool) {
 		return true
 	}
 	deliver := true
+	// A member numbered above every number heard of cannot be listed yet;
+	// new members come so, which spares each Joined event of a growing pool
+	// a scan of the list (O(N) each, O(N²) per member for a pool of N).
+	unheard := ev.Member.Number() > c.mem.maxNumber
 	c.mem.lastSeq = max(c.mem.lastSeq, ev.Seq)
 	c.mem.maxNumber = max(c.mem.maxNumber, ev.Member.Number())
 	member := func(m Identifier) bool { return m.ID == ev.Member.ID }
 	switch ev.Type {
 	case Joined:
 		c.mem.lastJoined = ev
-		if slices.ContainsFunc(c.members, member) {
+		if !unheard && slices.ContainsFunc(c.members, member) {
 			deliver = false
 		} else {
 			c.members = append(c.members, ev.Member)

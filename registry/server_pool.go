@@ -55,8 +55,12 @@ type pool struct {
 type member struct {
 	id      Identifier
 	joinSeq uint64
-	pool    *pool
-	conn    *serverConn // nil where the member is not connected
+	// joined is the Joined event (joinSeq) as a frame for the members that
+	// join later, encoded once (joinedFrame) rather than once per newcomer.
+	joined    []byte
+	joinedSeq uint64
+	pool      *pool
+	conn      *serverConn // nil where the member is not connected
 	// owner is the front end and connection the member joined or moved
 	// on; ops of any other connection do not act for it.
 	owner ownerRef
@@ -163,10 +167,9 @@ func (s *Server) addMember(p *pool, c *serverConn, who ownerRef, address, tag st
 	p.nextID++
 	if c != nil {
 		for _, old := range p.members {
-			ev := Event{Seq: old.joinSeq, Type: Joined, Member: old.id}
-			frame, err := encodeFrame(&message{Kind: kindEvent, Event: &ev})
+			frame, err := old.joinedFrame()
 			if err != nil {
-				s.log.Error("cannot encode event", zap.Stringer("event", ev), zap.Error(err))
+				s.log.Error("cannot encode event", zap.Stringer("member", old.id), zap.Error(err))
 				continue
 			}
 			c.send(frame)
@@ -187,6 +190,20 @@ func (s *Server) addMember(p *pool, c *serverConn, who ownerRef, address, tag st
 		s.emit(p, PoolClosed, m.id, "", p.members)
 	}
 	return m
+}
+
+// joinedFrame returns m's Joined event as a frame. Frames are never
+// changed once queued, so one serves every connection. Called with s.mu
+// held.
+func (m *member) joinedFrame() ([]byte, error) {
+	if m.joined == nil || m.joinedSeq != m.joinSeq {
+		frame, err := encodeFrame(&message{Kind: kindEvent, Event: &Event{Seq: m.joinSeq, Type: Joined, Member: m.id}})
+		if err != nil {
+			return nil, err
+		}
+		m.joined, m.joinedSeq = frame, m.joinSeq
+	}
+	return m.joined, nil
 }
 
 // removeMember takes a member out of its pool because it left or died: its

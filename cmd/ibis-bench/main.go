@@ -1,7 +1,7 @@
 // Command ibis-bench is the message-passing micro-benchmark suite of Ibis-Go: one
 // subcommand per experiment (pingpong, throughput, conversion, serialization,
-// arrays2d, masterworker, connect, manytoone, latency), each printing tables and
-// optionally writing JSON and plots. Every Ibis implementation linked in (tcp, nio)
+// arrays2d, masterworker, connect, manytoone, latency, registry-join, ...), each
+// printing tables and optionally writing JSON and plots. Every Ibis implementation linked in (tcp, nio)
 // can be chosen with -impl, the nio flavours with -nio-send and -nio-receive.
 //
 // Experiments that need more than one process start their peers themselves: the
