@@ -21,9 +21,10 @@ import (
 // long a second Close waits for a leave already under way.
 const closeLeaveTimeout = 2 * time.Second
 
-// joinReplyTimeout bounds the wait for the join reply once connected: the
-// server answers a join at once, so a server silent for this long (before
-// it announced its heartbeat interval) is taken for lost.
+// joinReplyTimeout bounds the wait for the join reply once connected, and
+// after each event before it: the server answers a join at once (after the
+// Joined events of the members before it), so a server silent for this
+// long (before it announced its heartbeat interval) is taken for lost.
 const joinReplyTimeout = 3 * DefaultHeartbeatInterval
 
 // Back-off between attempts to join a pool that is being rebuilt and to

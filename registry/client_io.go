@@ -151,6 +151,15 @@ func (s *session) readFrames() error {
 			if m.Event == nil {
 				return fmt.Errorf("%w: event message without an event", ErrProtocol)
 			}
+			if s.readTimeout.Load() == 0 {
+				// Not joined yet: the server is sending the Joined events
+				// of the pool's members (a large pool's take a while), so
+				// the wait for the join reply starts again. Pings do not
+				// count: a server that only pings never answers.
+				if err := s.conn.SetReadDeadline(time.Now().Add(s.c.cfg.joinTimeout)); err != nil {
+					return fmt.Errorf("set read deadline: %w", err)
+				}
+			}
 			if c.applyEvent(*m.Event) {
 				return fmt.Errorf("%w: the registry heard nothing from this process for its death timeout "+
 					"(it was stopped, starved of CPU or cut off that long) and told the pool it died", ErrDeclaredDead)
@@ -163,7 +172,8 @@ func (s *session) readFrames() error {
 }
 
 // awaitFrame waits until the next frame from the server begins to arrive.
-// Before the join reply the fixed deadline set by start holds. Once joined,
+// Before the join reply the deadline set by start, and moved on by every
+// event, holds. Once joined,
 // the server may be silent for the read timeout since it was last heard
 // (heard), not counting time in which this process did not run (the
 // session's stallClock); when that has passed, the deadline is not trusted
@@ -194,7 +204,7 @@ func (s *session) awaitFrame(br *bufio.Reader, heard heardMark) error {
 		case lost == 0 && s.readTimeout.Load() > 0:
 			continue // joined while waiting: the server's silence is measured from now on
 		case lost == 0:
-			return fmt.Errorf("no join reply from the server within %v: %w", s.c.cfg.joinTimeout, err)
+			return fmt.Errorf("no join reply from the server, nor an event, for %v: %w", s.c.cfg.joinTimeout, err)
 		}
 		silent := s.clock.since(heard)
 		switch {

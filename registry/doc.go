@@ -70,8 +70,9 @@
 // member is gone is forgotten, so its name can be used afresh.
 //
 // Join waits at most 3*DefaultHeartbeatInterval for the join reply once it
-// has connected (the server answers at once); a server silent that long
-// makes Join fail with ErrRegistryLost. Nothing listening at the address is
+// has connected, and as long again after each Joined event the server
+// sends before the reply (the members of a large pool take a while); a
+// server silent that long makes Join fail with ErrRegistryLost. Nothing listening at the address is
 // retried for WithDialTimeout (DefaultDialTimeout, 5s), so that a program
 // started together with its registry finds it and a wrong address fails
 // within seconds; a host name that does not resolve fails at once. Two Close calls (or Leave and Close)

@@ -146,8 +146,7 @@ func (s *Server) rejoinByToken(o *op, c *serverConn, me *member) bool {
 		if old.joinSeq >= me.joinSeq {
 			break
 		}
-		ev := Event{Seq: old.joinSeq, Type: Joined, Member: old.id}
-		if frame, err := encodeFrame(&message{Kind: kindEvent, Event: &ev}); err == nil {
+		if frame, err := old.joinedFrame(); err == nil {
 			c.send(frame)
 		}
 	}
