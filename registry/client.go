@@ -21,11 +21,16 @@ import (
 // long a second Close waits for a leave already under way.
 const closeLeaveTimeout = 2 * time.Second
 
-// joinReplyTimeout bounds the wait for the join reply once connected, and
-// after each event before it: the server answers a join at once (after the
-// Joined events of the members before it), so a server silent for this
+// joinReplyTimeout bounds the server's silence while a member waits for its
+// join reply: the server answers a join at once (after the Joined events of
+// the members before it) and pings meanwhile, so a server silent for this
 // long (before it announced its heartbeat interval) is taken for lost.
-const joinReplyTimeout = 3 * DefaultHeartbeatInterval
+// joinPatience times it bounds the whole wait: a front end busy with a storm
+// of joins may take a few times longer, one that never answers is left.
+const (
+	joinReplyTimeout = 3 * DefaultHeartbeatInterval
+	joinPatience     = 10
+)
 
 // Back-off between attempts to join a pool that is being rebuilt and to
 // rejoin a lost server: from retryMinBackoff, doubling, to at most

@@ -51,6 +51,9 @@ type session struct {
 	// front is the index of the client's front end this session is
 	// connected to.
 	front int
+	// joinBy ends the wait for the join reply however busy the server
+	// (start); read by the reader only.
+	joinBy time.Time
 
 	done    chan struct{}
 	endOnce sync.Once
@@ -71,12 +74,16 @@ func (c *Client) newSession(conn net.Conn) *session {
 }
 
 // start runs the session's goroutines. Until beginBeats announces the
-// heartbeat interval, the connection has one fixed read deadline, the
-// join reply timeout, which frames arriving before the reply (pings,
-// events) do not extend: a server that stops answering before the join
-// reply makes the join fail with ErrRegistryLost.
+// heartbeat interval, the server may be silent for the join reply timeout,
+// counted again from every frame it sends before the reply (a front end
+// busy with a storm of joins pings, and sends the Joined events of the
+// members before), but no longer than joinPatience times that timeout from
+// now: a server that stops answering, or that talks but never answers,
+// makes the join fail with ErrRegistryLost.
 func (s *session) start() {
-	_ = s.conn.SetReadDeadline(time.Now().Add(s.c.cfg.joinTimeout))
+	now := time.Now()
+	s.joinBy = now.Add(joinPatience * s.c.cfg.joinTimeout)
+	_ = s.conn.SetReadDeadline(now.Add(s.c.cfg.joinTimeout))
 	s.c.wg.Add(2)
 	go s.readLoop()
 	go s.writeLoop()
@@ -139,6 +146,16 @@ func (s *session) readFrames() error {
 			return err
 		}
 		heard = s.clock.mark()
+		if s.readTimeout.Load() == 0 {
+			// Not joined yet, and the server is there: wait again (start).
+			next := time.Now().Add(s.c.cfg.joinTimeout)
+			if next.After(s.joinBy) {
+				next = s.joinBy
+			}
+			if err := s.conn.SetReadDeadline(next); err != nil {
+				return fmt.Errorf("set read deadline: %w", err)
+			}
+		}
 		buf = body
 		m, err := decodeMessage(body)
 		if err != nil {
@@ -151,15 +168,7 @@ func (s *session) readFrames() error {
 			if m.Event == nil {
 				return fmt.Errorf("%w: event message without an event", ErrProtocol)
 			}
-			if s.readTimeout.Load() == 0 {
-				// Not joined yet: the server is sending the Joined events
-				// of the pool's members (a large pool's take a while), so
-				// the wait for the join reply starts again. Pings do not
-				// count: a server that only pings never answers.
-				if err := s.conn.SetReadDeadline(time.Now().Add(s.c.cfg.joinTimeout)); err != nil {
-					return fmt.Errorf("set read deadline: %w", err)
-				}
-			}
+
 			if c.applyEvent(*m.Event) {
 				return fmt.Errorf("%w: the registry heard nothing from this process for its death timeout "+
 					"(it was stopped, starved of CPU or cut off that long) and told the pool it died", ErrDeclaredDead)
@@ -173,7 +182,7 @@ func (s *session) readFrames() error {
 
 // awaitFrame waits until the next frame from the server begins to arrive.
 // Before the join reply the deadline set by start, and moved on by every
-// event, holds. Once joined,
+// frame, holds. Once joined,
 // the server may be silent for the read timeout since it was last heard
 // (heard), not counting time in which this process did not run (the
 // session's stallClock); when that has passed, the deadline is not trusted
@@ -203,8 +212,10 @@ func (s *session) awaitFrame(br *bufio.Reader, heard heardMark) error {
 			return err
 		case lost == 0 && s.readTimeout.Load() > 0:
 			continue // joined while waiting: the server's silence is measured from now on
+		case lost == 0 && !time.Now().Before(s.joinBy):
+			return fmt.Errorf("no join reply from the server within %v of connecting: %w", joinPatience*s.c.cfg.joinTimeout, err)
 		case lost == 0:
-			return fmt.Errorf("no join reply from the server, nor an event, for %v: %w", s.c.cfg.joinTimeout, err)
+			return fmt.Errorf("no join reply from the server, nor a word from it, for %v: %w", s.c.cfg.joinTimeout, err)
 		}
 		silent := s.clock.since(heard)
 		switch {

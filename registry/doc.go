@@ -69,10 +69,12 @@
 // win anew), its bound names, and its waiting requests. A pool whose last
 // member is gone is forgotten, so its name can be used afresh.
 //
-// Join waits at most 3*DefaultHeartbeatInterval for the join reply once it
-// has connected, and as long again after each Joined event the server
-// sends before the reply (the members of a large pool take a while); a
-// server silent that long makes Join fail with ErrRegistryLost. Nothing listening at the address is
+// Join lets the server be silent for at most 3*DefaultHeartbeatInterval
+// before its join reply, counted again from each frame the server sends
+// meanwhile (a front end busy with a storm of joins pings, and sends the
+// Joined events of the members before), but waits ten times that at most in
+// all; a server silent that long, or that never answers, makes Join fail
+// with ErrRegistryLost. Nothing listening at the address is
 // retried for WithDialTimeout (DefaultDialTimeout, 5s), so that a program
 // started together with its registry finds it and a wrong address fails
 // within seconds; a host name that does not resolve fails at once. Two Close calls (or Leave and Close)

@@ -68,9 +68,18 @@ func runMembers(ctx context.Context, r regjoinRole, in io.Reader, out io.Writer,
 	}
 	ms := make([]*joiner, r.Count)
 	var wg sync.WaitGroup
+	// A member that cannot join spoils the run: nobody will see all N
+	// Joined events, so the others stop waiting at once and the failure is
+	// reported now, not at the run's limit.
+	jctx, spoilt := context.WithCancelCause(ctx)
+	defer spoilt(nil)
 	for i := range ms {
 		ms[i] = &joiner{total: r.Members, seen: make(chan struct{}), failed: make(chan struct{}), order: fnv.New64a()}
-		wg.Go(func() { ms[i].run(ctx, r, i, log) })
+		wg.Go(func() {
+			if err := ms[i].run(jctx, r, i, log); err != nil {
+				spoilt(fmt.Errorf("member %d of this process could not join: %w", i, err))
+			}
+		})
 	}
 	wg.Wait()
 	b, err := json.Marshal(collect(ms))
@@ -111,15 +120,16 @@ type joiner struct {
 	err     error // the first thing that went wrong
 }
 
-// run joins the pool and waits until the member has seen every Joined event.
-func (j *joiner) run(ctx context.Context, r regjoinRole, i int, log *zap.Logger) {
+// run joins the pool and waits until the member has seen every Joined event; it
+// returns the error of a Join that failed.
+func (j *joiner) run(ctx context.Context, r regjoinRole, i int, log *zap.Logger) error {
 	start := time.Now()
 	c, err := registry.Join(ctx, r.Addrs, r.Pool, registry.WithEventHandler(j.event),
 		registry.WithTag(fmt.Sprintf("p%d-m%d", r.Index, i)), registry.WithLogger(log))
 	j.joinNS = time.Since(start).Nanoseconds()
 	if err != nil {
 		j.fail(err)
-		return
+		return err
 	}
 	j.front = c.Addr()
 	select {
@@ -131,8 +141,9 @@ func (j *joiner) run(ctx context.Context, r regjoinRole, i int, log *zap.Logger)
 		j.mu.Lock()
 		n := j.joined
 		j.mu.Unlock()
-		j.fail(fmt.Errorf("saw %d of %d Joined events: %w", n, j.total, ctx.Err()))
+		j.fail(fmt.Errorf("saw %d of %d Joined events: %w", n, j.total, context.Cause(ctx)))
 	}
+	return nil
 }
 
 // event is the member's event handler: it counts the Joined events, hashes their

@@ -138,17 +138,37 @@ func regjoinOnce(ctx context.Context, e *env, f regjoinFlags, run int) (res regj
 			return res, err
 		}
 	}
-	var results []membersResult
+	// Results are taken as they come: one with a failed member ends the run
+	// at once (the other processes' members wait for its Joined events in
+	// vain).
+	type reported struct {
+		mr  membersResult
+		err error
+	}
+	reports := make(chan reported, len(members))
 	for _, ch := range members {
-		line, err := ch.waitLine(ctx, "result ")
-		if err != nil {
+		go func() {
+			line, err := ch.waitLine(ctx, "result ")
+			var mr membersResult
+			if err == nil {
+				if err = json.Unmarshal([]byte(line), &mr); err != nil {
+					err = fmt.Errorf("result of %s: %w", ch.name, err)
+				}
+			}
+			reports <- reported{mr, err}
+		}()
+	}
+	var results []membersResult
+	for range members {
+		r := <-reports
+		if r.err != nil {
+			return res, r.err
+		}
+		if len(r.mr.Errors) > 0 {
+			_, err := summarize(start, []membersResult{r.mr}, addrs)
 			return res, err
 		}
-		var mr membersResult
-		if err := json.Unmarshal([]byte(line), &mr); err != nil {
-			return res, fmt.Errorf("result of %s: %w", ch.name, err)
-		}
-		results = append(results, mr)
+		results = append(results, r.mr)
 	}
 	after := procs.usage()
 	res, err = summarize(start, results, addrs)
