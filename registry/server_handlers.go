@@ -209,22 +209,11 @@ func (c *serverConn) decideJoin(m *message) *op {
 	s := c.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	switch {
-	case c.member != nil:
-		c.replyErr(m.ID, codeInvalid, "this connection already joined as %s", c.member.id)
-		return nil
-	case m.Pool == "":
+	if m.Pool == "" {
 		c.replyErr(m.ID, codeInvalid, "empty pool name")
 		return nil
-	case m.PoolSize < 0 || m.PoolSize > maxPoolSize:
-		c.replyErr(m.ID, codeInvalid, "pool size %d out of range [0, %d]", m.PoolSize, maxPoolSize)
-		return nil
-	case s.closing:
-		c.replyErr(m.ID, codeClosed, "the server is shutting down")
-		return nil
 	}
-	if err := s.store.ready(); err != nil {
-		c.replyErr(m.ID, codeUnavailable, "this registry front end cannot serve now: %v", err)
+	if c.refuseJoin(m) {
 		return nil
 	}
 	p := s.pools[m.Pool]
@@ -245,6 +234,29 @@ func (c *serverConn) decideJoin(m *message) *op {
 		return nil
 	}
 	return &op{kind: opJoin, front: s.front, conn: c.serial, limits: s.nameLimits(), req: m, local: c}
+}
+
+// refuseJoin answers a join (or a move) that this front end cannot take
+// whatever the pool: the connection has a member already, the pool size is
+// out of range, the server is closing, or its store is not ready. It
+// reports whether it did. Called with s.mu held.
+func (c *serverConn) refuseJoin(m *message) bool {
+	s := c.s
+	switch {
+	case c.member != nil:
+		c.replyErr(m.ID, codeInvalid, "this connection already joined as %s", c.member.id)
+	case m.PoolSize < 0 || m.PoolSize > maxPoolSize:
+		c.replyErr(m.ID, codeInvalid, "pool size %d out of range [0, %d]", m.PoolSize, maxPoolSize)
+	case s.closing:
+		c.replyErr(m.ID, codeClosed, "the server is shutting down")
+	default:
+		if err := s.store.ready(); err != nil {
+			c.replyErr(m.ID, codeUnavailable, "this registry front end cannot serve now: %v", err)
+			return true
+		}
+		return false
+	}
+	return true
 }
 
 // replyJoin answers a join or rejoin: the member's identity and what the

@@ -30,22 +30,11 @@ func (c *serverConn) decideTakeover(m *message) *op {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	id := *m.Rejoin
-	switch {
-	case c.member != nil:
-		c.replyErr(m.ID, codeInvalid, "this connection already joined as %s", c.member.id)
-		return nil
-	case m.Pool == "" || id.Pool != m.Pool:
+	if m.Pool == "" || id.Pool != m.Pool {
 		c.replyErr(m.ID, codeInvalid, "rejoin of pool %s as %s, a member of another pool", quoteName(m.Pool), id)
 		return nil
-	case m.PoolSize < 0 || m.PoolSize > maxPoolSize:
-		c.replyErr(m.ID, codeInvalid, "pool size %d out of range [0, %d]", m.PoolSize, maxPoolSize)
-		return nil
-	case s.closing:
-		c.replyErr(m.ID, codeClosed, "the server is shutting down")
-		return nil
 	}
-	if err := s.store.ready(); err != nil {
-		c.replyErr(m.ID, codeUnavailable, "this registry front end cannot serve now: %v", err)
+	if c.refuseJoin(m) {
 		return nil
 	}
 	if m.Epoch != s.epoch {
