@@ -34,9 +34,10 @@ type Server struct {
 
 	// mu guards everything below and all pool state. Lock order: mu before a
 	// connection's out queue (its fifo.Queue's lock, a leaf): handlers and
-	// events queue frames under mu (serverConn.send), which never blocks.
-	// Nothing else is locked under it, and it is never taken under another
-	// lock (refusalLog's is taken without it).
+	// events queue frames under mu (serverConn.send), which never blocks;
+	// and mu before the etcd store's own lock (a leaf: ready is asked
+	// under mu). Nothing else is locked under it, and it is never taken
+	// under another lock (refusalLog's is taken without it).
 	mu sync.Mutex
 	// front names this front end in the ops it proposes (random; a shared
 	// store gives it a new one each time it starts anew); with nextSerial

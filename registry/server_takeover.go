@@ -180,9 +180,12 @@ func (s *Server) replay(c *serverConn, me *member, missed []pastEvent) {
 	}
 }
 
-// submitAsync submits an op that no request waits for (a death found by
+// submitAsync submits, with s.mu held, an op that no request waits for (a death found by
 // this front end), on a goroutine of the server.
 func (s *Server) submitAsync(o *op) {
+	if s.closing {
+		return // a closing front end declares nobody dead
+	}
 	s.wg.Go(func() {
 		ctx, cancel := context.WithTimeout(s.life, s.cfg.deathTimeout)
 		defer cancel()
