@@ -180,8 +180,8 @@ func (s *Server) replay(c *serverConn, me *member, missed []pastEvent) {
 	}
 }
 
-// submitAsync submits, with s.mu held, an op that no request waits for (a death found by
-// this front end), on a goroutine of the server.
+// submitAsync submits an op that no request waits for (a death found by
+// this front end), on a goroutine of the server. Called with s.mu held.
 func (s *Server) submitAsync(o *op) {
 	if s.closing {
 		return // a closing front end declares nobody dead
