@@ -155,10 +155,11 @@ func (e *etcdStore) run() {
 			return
 		}
 		e.mu.Lock()
-		e.notReady = fmt.Errorf("lost the registry's etcd store: %w", err)
+		e.notReady = fmt.Errorf("no answer from the registry's etcd store: %w", err)
 		e.mu.Unlock()
 		e.s.storeLost(err)
-		e.log.Warn("lost etcd: members dropped until it is back", zap.Strings("endpoints", e.endpoints), zap.Error(err))
+		e.log.Warn("cannot use etcd: not serving (members move, joins are refused) until it answers",
+			zap.Strings("endpoints", e.endpoints), zap.Error(err))
 		if served {
 			backoff = 100 * time.Millisecond
 		}
