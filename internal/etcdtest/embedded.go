@@ -108,7 +108,7 @@ func (s *EmbeddedServer) Endpoints() []string {
 // Stop closes the server and waits until its goroutines have ended; clients then
 // see their connections refused. Stop may be called more than once.
 //
-// etcd waits up to its request timeout (5.2 s here) for open client streams
+// etcd waits up to its request timeout (seconds) for open client streams
 // (watches, lease keep-alives) to end. A test that stops the server while a client still
 // watches, to simulate etcd's loss, reaches it through a Proxy and calls Reset
 // first: the streams then end at once and Stop takes milliseconds.
