@@ -112,8 +112,14 @@ func (c *serverConn) decide(m *message) (*op, error) {
 // gets the request an error reply saying so (the member may try again).
 func (c *serverConn) submit(o *op) {
 	s := c.s
-	ctx, cancel := context.WithTimeout(s.life, s.cfg.deathTimeout)
-	defer cancel()
+	ctx := s.life
+	if s.store.shared() {
+		// A write to another process: bounded (the memory store applies
+		// at once and needs no timer).
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, s.cfg.deathTimeout)
+		defer cancel()
+	}
 	if err := s.store.submit(ctx, o); err != nil {
 		s.mu.Lock()
 		defer s.mu.Unlock()
