@@ -50,7 +50,10 @@
 //   - A client keeps a silent server for 2*D (3*I for a server too old to
 //     announce D), after the same drain, leaving out its own stalls (as
 //     its heartbeat ticks show them). Twice as long, because a client that gave the server up
-//     would close its connection, which the server takes for a death.
+//     would close its connection, which the server takes for a death. A
+//     client given several front ends leaves a silent one after D/2
+//     (at least 2*I) instead: it moves to another front end, which takes
+//     it over before the silent one's lease (D) ends.
 //
 // A member declared dead for its silence may only have been stopped. The
 // server sends it its own Died event before it closes the connection; the
