@@ -496,10 +496,9 @@ func (s *Server) replayJoined(m *member) {
 		if o == m || o.joinSeq <= m.lastSeq {
 			continue
 		}
-		ev := Event{Seq: o.joinSeq, Type: Joined, Member: o.id}
-		frame, err := encodeFrame(&message{Kind: kindEvent, Event: &ev})
+		frame, err := o.joinedFrame()
 		if err != nil {
-			s.log.Error("cannot encode event", zap.Stringer("event", ev), zap.Error(err))
+			s.log.Error("cannot encode event", zap.Stringer("member", o.id), zap.Error(err))
 			continue
 		}
 		m.conn.send(frame)
