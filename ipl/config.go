@@ -64,6 +64,10 @@ type Config struct {
 	// as with a wildcard (0.0.0.0, ::), every interface, publishing the addresses others
 	// can reach this process by (WithListenHost).
 	ListenHost string
+	// Hubs are relay hubs (host:port, cmd/ibis-hub) this process keeps a connection to,
+	// so that members that cannot dial it, nor it them, reach it through a hub
+	// (WithHubs; docs/GRIDS.md).
+	Hubs []string
 	// ConnectTimeout bounds a Connect, ConnectGlobal, the publishing of a Global receive
 	// port and its withdrawal at Close, when their context has no deadline.
 	ConnectTimeout time.Duration
@@ -174,6 +178,15 @@ func WithEventHandler(h func(Event)) Option { return func(c *Config) { c.EventHa
 // (IPv4 first); loopback alone when the registry is on loopback. Pin a host when that
 // rule picks one that peers cannot reach (docs/CLUSTERS.md, "Addresses").
 func WithListenHost(host string) Option { return func(c *Config) { c.ListenHost = host } }
+
+// WithHubs names relay hubs (host:port of cmd/ibis-hub; IBIS_HUB sets them, comma
+// separated). The process keeps a connection to each, learns from the first whether
+// members outside its site can dial it, and publishes the hubs: a member that can dial
+// neither this process nor be dialled by it connects through one of them, end to end
+// authenticated (docs/GRIDS.md).
+func WithHubs(addrs ...string) Option {
+	return func(c *Config) { c.Hubs = append([]string(nil), addrs...) }
+}
 
 // WithConnectTimeout bounds a Connect, ConnectGlobal, the publishing of a Global receive
 // port and its withdrawal at Close, when their context has no deadline

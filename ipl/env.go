@@ -17,6 +17,7 @@ const (
 	EnvImpl      = "IBIS_IMPL"      // implementation name
 	EnvHost      = "IBIS_HOST"      // pins the host/IP to listen on and publish (WithListenHost)
 	EnvTag       = "IBIS_TAG"       // instance tag
+	EnvHub       = "IBIS_HUB"       // relay hubs, comma-separated host:port (WithHubs)
 	EnvHeartbeat = "IBIS_HEARTBEAT" // embedded registry heartbeat interval (Go duration)
 	// EnvDeathTimeout: how long an embedded registry lets a member be silent before it
 	// declares it dead (a Go duration).
@@ -64,6 +65,13 @@ func (c *Config) ApplyEnvironment(look func(string) (string, bool)) error {
 	}
 	if c.Tag == "" {
 		c.Tag = get(EnvTag)
+	}
+	if c.Hubs == nil {
+		for h := range strings.SplitSeq(get(EnvHub), ",") {
+			if h = strings.TrimSpace(h); h != "" {
+				c.Hubs = append(c.Hubs, h)
+			}
+		}
 	}
 	if c.PoolSize == 0 {
 		if v := get(EnvPoolSize); v != "" {

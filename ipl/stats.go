@@ -14,4 +14,10 @@ type PortStats struct {
 	ConnectionsMade   int64 `json:"connections_made"`
 	ConnectionsClosed int64 `json:"connections_closed"`
 	ConnectionsLost   int64 `json:"connections_lost"`
+	// Of the connections made, those that took another route than a direct dial
+	// (docs/GRIDS.md): Reversed, dialled by the peer at this side's request because this
+	// side could not reach it; Relayed, through a hub because neither side could dial
+	// the other.
+	ConnectionsReversed int64 `json:"connections_reversed"`
+	ConnectionsRelayed  int64 `json:"connections_relayed"`
 }

@@ -32,6 +32,8 @@ skip_reason() {
     IBIS_REGISTRY=head-node*) echo "a template: head-node and ./myprogram are the reader's" ;;
     "ibis-registry -port 8888 -store etcd://etcd1"*) echo "a template: etcd1-3 are the reader's etcd cluster (docs/REGISTRY-HA.md runs one here)" ;;
     IBIS_REGISTRY=fe1*) echo "a template: fe1, fe2 and ./myprogram are the reader's" ;;
+    "ibis-hub -listen :7700 -secret-file pool.secret"*) echo "a template: pool.secret is the reader's secret file (docs/GRIDS.md runs a hub here)" ;;
+    IBIS_HUB=gateway*) echo "a template: gateway and ./myprogram are the reader's" ;;
     *dc-sites.sh*) [ "$can_netns" = 1 ] || echo "needs root and network namespaces, which this machine does not give" ;;
     *) return 1 ;;
   esac

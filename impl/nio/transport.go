@@ -88,6 +88,13 @@ func (t *transport) Start(acc core.Acceptor) (string, error) {
 	return ln.Addr().String(), nil
 }
 
+// Inject serves a socket this member opened for a peer (core.Injector): a reverse
+// set-up or a hub's relay, from the handshake on, as if it had been accepted.
+func (t *transport) Inject(c net.Conn, route string) bool {
+	t.log.Debug("serving a connection set up by another route", zap.String("route", route), zap.Stringer("remote", c.RemoteAddr()))
+	return t.g.Serve(c, t.serve)
+}
+
 // engineFor returns the engine of a queued flavour, starting the thread engine on first use.
 func (t *transport) engineFor(f Flavour) (*engine, error) {
 	if f == NonBlocking {
@@ -122,6 +129,7 @@ func (t *transport) serve(c net.Conn) {
 	// beyond it may be consumed before the event loop takes the socket over.
 	opened, err := t.acc.Authenticate(c) // TLS and the pool check; refusals are logged there
 	if err != nil {
+		handedOver = errors.Is(err, core.ErrTaken)
 		return
 	}
 	c = opened
@@ -184,7 +192,7 @@ func (t *transport) Dial(ctx context.Context, addr string, req *core.Request, lo
 		return nil, nil, err
 	}
 	t.log.Debug("connecting", zap.String("to", addr), zap.String("port", req.To), zap.Stringer("send flavour", flavour))
-	c, rep, err := t.g.Dial(ctx, addr, req, t.acc.Introduce)
+	c, rep, err := t.g.Dial(ctx, addr, req, t.acc)
 	if c == nil {
 		return nil, rep, err
 	}

@@ -3,6 +3,7 @@ package tcp
 import (
 	"bufio"
 	"context"
+	"errors"
 	"net"
 	"time"
 
@@ -42,6 +43,13 @@ func (t *transport) Start(acc core.Acceptor) (string, error) {
 	return ln.Addr().String(), nil
 }
 
+// Inject serves a socket this member opened for a peer (core.Injector): a reverse
+// set-up or a hub's relay, from the handshake on, as if it had been accepted.
+func (t *transport) Inject(c net.Conn, route string) bool {
+	t.log.Debug("serving a connection set up by another route", zap.String("route", route), zap.Stringer("remote", c.RemoteAddr()))
+	return t.g.Serve(c, t.serve)
+}
+
 // Capabilities: the sockets are Go's net.Conns, so they take TLS and read deadlines.
 func (t *transport) Capabilities() core.Capabilities {
 	return core.Capabilities{TLS: true, DirectReads: true}
@@ -49,14 +57,17 @@ func (t *transport) Capabilities() core.Capabilities {
 
 // serve runs the handshake of an incoming connection and then reads its messages.
 func (t *transport) serve(c net.Conn) {
-	defer c.Close()
 	sockets.SetNoDelay(c)
 	_ = c.SetDeadline(time.Now().Add(sockets.HandshakeTimeout))
 	opened, err := t.acc.Authenticate(c) // TLS and the pool check; refusals are logged there
 	if err != nil {
+		if !errors.Is(err, core.ErrTaken) {
+			_ = c.Close()
+		}
 		return
 	}
 	c = opened
+	defer c.Close()
 	br := bufio.NewReaderSize(sockets.NewSpinReader(c, t.spin), sockets.ReadBufferSize)
 	req, err := core.ReadRequest(br)
 	if err != nil {
@@ -78,7 +89,7 @@ func (t *transport) serve(c net.Conn) {
 }
 
 func (t *transport) Dial(ctx context.Context, addr string, req *core.Request, lost func(error)) (core.OutConn, *core.Reply, error) {
-	c, rep, err := t.g.Dial(ctx, addr, req, t.acc.Introduce)
+	c, rep, err := t.g.Dial(ctx, addr, req, t.acc)
 	if c == nil {
 		return nil, rep, err
 	}

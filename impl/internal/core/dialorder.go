@@ -12,6 +12,7 @@ import (
 
 	"github.com/ibisgo/ibis/internal/addrlist"
 	"github.com/ibisgo/ibis/ipl"
+	"go.uber.org/zap"
 )
 
 // attemptFloor is the least time one address of several gets before the next is tried:
@@ -44,62 +45,118 @@ func (r *reachCache) put(peer, addr string) {
 	r.m[peer] = addr
 }
 
-// dialPeer dials the addresses a peer published (addrlist), in order, the one that
-// answered last time first, until one answers with a reply of the peer's Ibis. Only a
+// dialPeer dials a peer by the routes it published (route.go): its addresses
+// (addrlist) in order, then, when those could not be reached, a reverse set-up and a
+// relay through each of its hubs; the route that answered last time goes first. Only a
 // failure to connect (refused, unreachable, no answer within the attempt's share of the
-// time) or another Ibis answering at the address moves on to the next; anything else
-// (the pool check failing, ctx ending, the instance closing) is returned at once. When
-// every address failed the error is a *DialError naming each.
-func (in *Instance) dialPeer(ctx context.Context, to ipl.IbisIdentifier, req *Request, lost func(error)) (OutConn, *Reply, error) {
-	addrs, err := addrlist.Parse(to.Address)
+// time, a route that gave no socket) or another Ibis answering moves on to the next
+// route; anything else (the pool check failing, ctx ending, the instance closing) is
+// returned at once. When every route failed the error is a *DialError naming each.
+func (in *Instance) dialPeer(ctx context.Context, to ipl.IbisIdentifier, req *Request, lost func(error)) (OutConn, *Reply, routeKind, error) {
+	info := parseRoutes(to.Address)
+	addrs, err := addrlist.Parse(info.addrs)
 	if err != nil {
-		addrs = []string{to.Address} // not a list (mp's "mpi:N", say): the transport's to judge
+		addrs = []string{info.addrs} // not a list (mp's "mpi:N", say): the transport's to judge
 	}
 	peer := to.String()
-	if len(addrs) > 1 {
-		if best := in.reach.get(peer); best != "" {
-			for i, a := range addrs[1:] {
-				if a == best {
-					addrs = append([]string{best}, append(addrs[:i+1:i+1], addrs[i+2:]...)...)
-					break
-				}
-			}
+	routes := make([]route, 0, len(addrs)+1+len(info.hubs))
+	for _, a := range addrs {
+		routes = append(routes, route{kind: routeDirect, addr: a})
+	}
+	direct := len(routes)
+	if _, ok := in.tr.(Injector); ok && in.reg != nil {
+		if !in.hubs.closed() {
+			routes = append(routes, route{kind: routeReverse, peer: to})
+		}
+		for _, h := range info.hubs {
+			routes = append(routes, route{kind: routeRelay, addr: h, key: info.key, peer: to})
 		}
 	}
-	de := &DialError{Peer: to}
+	best := in.reach.get(peer)
+	for i, r := range routes[1:] {
+		if r.String() == best {
+			routes = append([]route{r}, append(routes[:i+1:i+1], routes[i+2:]...)...)
+			break
+		}
+	}
+	de := &DialError{Peer: to, hubs: len(info.hubs) > 0}
 	var other *Reply // another Ibis's answer, for a peer with one address
-	for i, a := range addrs {
-		actx, cancel, share := attemptContext(ctx, len(addrs)-i)
-		c, rep, err := in.tr.Dial(actx, a, req, lost)
+	// Routes other than a direct dial are tried only where a direct one could not be
+	// made for want of a way there: a peer that published hubs or said it is closed,
+	// or no address that answered at all (a refusal means the peer's host is there).
+	others := info.closed || len(info.hubs) > 0
+	for i, r := range routes {
+		if r.kind != routeDirect && !others {
+			break
+		}
+		actx, cancel, share := attemptContext(ctx, len(routes)-i)
+		if r.kind == routeDirect && i < len(routes)-1 && routes[len(routes)-1].kind != routeDirect {
+			cancel()
+			share = capAttempt(share, info.closed)
+			actx, cancel = context.WithTimeout(ctx, share)
+		}
+		l := lost
+		if r.kind != routeDirect {
+			l = func(err error) { lost(fmt.Errorf("%w (route: %s)", err, r)) }
+		}
+		c, rep, err := in.tr.Dial(withRoute(actx, r), r.addr, req, l)
 		timedOut := err != nil && actx.Err() != nil && ctx.Err() == nil
 		cancel()
 		switch {
 		case err == nil && rep.Code != ReplyAccepted && otherIbis(rep):
 			other = rep
-			de.Tried = append(de.Tried, DialAttempt{Addr: a, Err: fmt.Errorf("another Ibis answered: %s", rep.Detail)})
+			de.Tried = append(de.Tried, DialAttempt{Addr: r.String(), Err: fmt.Errorf("another Ibis answered: %s", rep.Detail)})
 		case err == nil:
-			if len(addrs) > 1 {
-				in.reach.put(peer, a)
+			if len(routes) > 1 {
+				in.reach.put(peer, r.String())
 			}
-			return c, rep, nil
+			if r.kind != routeDirect {
+				in.log.Debug("connected by another route than a direct dial", zap.Stringer("peer", to), zap.String("route", r.String()))
+			}
+			return c, rep, r.kind, nil
 		case ctx.Err() != nil:
-			return nil, nil, err
+			if len(de.Tried) == 0 {
+				return nil, nil, r.kind, err
+			}
+			de.Tried = append(de.Tried, DialAttempt{Addr: r.String(), Err: err})
+			return nil, nil, r.kind, de
 		case timedOut:
-			de.Tried = append(de.Tried, DialAttempt{Addr: a, Err: fmt.Errorf("no answer within %v", share.Round(time.Millisecond))})
-		case connectFailed(err):
-			de.Tried = append(de.Tried, DialAttempt{Addr: a, Err: err})
+			de.Tried = append(de.Tried, DialAttempt{Addr: r.String(), Err: fmt.Errorf("no answer within %v", share.Round(time.Millisecond))})
+			others = others || r.kind == routeDirect
+		case connectFailed(err) || errors.Is(err, errRouteFailed):
+			de.Tried = append(de.Tried, DialAttempt{Addr: r.String(), Err: err})
+			others = others || r.kind == routeDirect && !errors.Is(err, syscall.ECONNREFUSED)
 		default:
-			return nil, nil, err
+			return nil, nil, r.kind, err
 		}
 	}
-	if len(addrs) == 1 && other != nil {
-		return nil, other, nil // as ever: "not yet" to Connect, which reports the answer
+	if direct == 1 && len(de.Tried) == 1 && other != nil {
+		return nil, other, routeDirect, nil // as ever: "not yet" to Connect, which reports the answer
 	}
-	return nil, nil, de
+	return nil, nil, routeDirect, de
 }
 
-// attemptContext bounds one attempt when left addresses remain to try: an equal share
-// of the time left, at least attemptFloor; the last address gets all that is left.
+// directCap bounds a direct attempt when other routes remain: a connection within a
+// site or across a wide-area link is made well within it, and a firewall that drops
+// the attempt costs no more. A peer that said it is closed gets less.
+const (
+	directCap       = 3 * time.Second
+	directCapClosed = time.Second
+)
+
+func capAttempt(share time.Duration, closed bool) time.Duration {
+	limit := directCap
+	if closed {
+		limit = directCapClosed
+	}
+	if share > 0 && share <= limit {
+		return share
+	}
+	return limit
+}
+
+// attemptContext bounds one attempt when left routes remain to try: an equal share
+// of the time left, at least attemptFloor; the last route gets all that is left.
 func attemptContext(ctx context.Context, left int) (context.Context, context.CancelFunc, time.Duration) {
 	dl, ok := ctx.Deadline()
 	if left <= 1 || !ok {
@@ -140,6 +197,7 @@ type DialAttempt struct {
 type DialError struct {
 	Peer  ipl.IbisIdentifier
 	Tried []DialAttempt
+	hubs  bool // the peer published hubs
 }
 
 func (e *DialError) Error() string {
@@ -147,7 +205,7 @@ func (e *DialError) Error() string {
 	if len(e.Tried) == 1 {
 		b.WriteString(attemptText(e.Tried[0]))
 	} else {
-		fmt.Fprintf(&b, "%v: no address of %s/%s answered (%d tried): ", ipl.ErrRefused, e.Peer.Pool, e.Peer.ID, len(e.Tried))
+		fmt.Fprintf(&b, "%v: no route to %s/%s answered (%d tried): ", ipl.ErrRefused, e.Peer.Pool, e.Peer.ID, len(e.Tried))
 		for i, t := range e.Tried {
 			if i > 0 {
 				b.WriteString("; ")
@@ -194,6 +252,9 @@ func (e *DialError) hint() string {
 	case len(unroutable) > 0:
 		return fmt.Sprintf("%s is not routable from this host; start %s/%s with IBIS_HOST set to an address this host can reach",
 			strings.Join(unroutable, ", "), e.Peer.Pool, e.Peer.ID)
+	case !e.hubs && len(e.Tried) > 1 && e.Tried[len(e.Tried)-1].Addr == (route{kind: routeReverse}).String():
+		return fmt.Sprintf("neither side could dial the other: if %s/%s or this member is behind a firewall or NAT, "+
+			"run an ibis-hub both can reach and give every member IBIS_HUB (docs/GRIDS.md)", e.Peer.Pool, e.Peer.ID)
 	}
 	return ""
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"strconv"
 	"strings"
@@ -14,6 +15,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/ibisgo/ibis/internal/hub"
 	"github.com/ibisgo/ibis/internal/poolauth"
 	"github.com/ibisgo/ibis/internal/tlsconf"
 	"github.com/ibisgo/ibis/ipl"
@@ -38,9 +40,11 @@ type Instance struct {
 	id       ipl.IbisIdentifier
 	events   *eventQueue
 	notes    *notifier
-	stalls   *watchdog   // cuts stalled incoming connections (stall.go)
-	reach    reachCache  // the address of each peer that answered last (dialorder.go)
-	refusals *refusalLog // logs refused connections at a bounded rate (refusals.go)
+	stalls   *watchdog    // cuts stalled incoming connections (stall.go)
+	reach    reachCache   // the route to each peer that answered last (dialorder.go)
+	reverse  reverseWaits // reverse set-ups under way (reverse.go)
+	hubs     hubLinks     // the relay hubs this member keeps a connection to (hubs.go)
+	refusals *refusalLog  // logs refused connections at a bounded rate (refusals.go)
 	gs       *goroutines
 
 	// mu guards what follows, and reg and id as Open sets them. It is a leaf: ports
@@ -90,6 +94,9 @@ func Open(ctx context.Context, cfg *ipl.Config, impl string, tr Transport) (*Ins
 		return nil, fmt.Errorf("%w: the pool secret: %w", ipl.ErrInvalidArgument, err)
 	}
 	in.secret = secret
+	if err := checkHubs(cfg.Hubs); err != nil {
+		return nil, fmt.Errorf("%w: %w", ipl.ErrInvalidArgument, err)
+	}
 	if files := (tlsconf.Files{Cert: cfg.TLSCert, Key: cfg.TLSKey, CA: cfg.TLSCA}); files.IsSet() {
 		if !in.caps.TLS {
 			return nil, fmt.Errorf("%w: implementation %s cannot speak TLS on its data connections", ipl.ErrUnsupported, impl)
@@ -112,6 +119,9 @@ func Open(ctx context.Context, cfg *ipl.Config, impl string, tr Transport) (*Ins
 	}
 	in.events = newEventQueue(in, cfg.EventHandler)
 	in.notes = newNotifier(in)
+	if len(cfg.Hubs) > 0 {
+		in.startHubs(ctx, in.advertised(addr))
+	}
 	ropts := []registry.Option{
 		in.publish(addr),
 		registry.WithTag(cfg.Tag),
@@ -160,27 +170,50 @@ func Open(ctx context.Context, cfg *ipl.Config, impl string, tr Transport) (*Ins
 // one; from another pool it may come only when this pool has none (Accept then denies
 // it, as it always has). Refusals are logged with the peer's address.
 func (in *Instance) Authenticate(conn net.Conn) (net.Conn, error) {
+	var first [4]byte
+	if _, err := io.ReadFull(conn, first[:]); err != nil {
+		err = fmt.Errorf("%w: reading the first bytes: %w", ipl.ErrUnauthenticated, err)
+		in.refusals.refused(in.log, "refused a connection: pool check failed", conn.RemoteAddr(), err)
+		return nil, err
+	}
+	switch first {
+	case reverseMagic:
+		err := in.takeReverse(conn)
+		if !errors.Is(err, ErrTaken) {
+			in.refusals.refused(in.log, "refused a connection: reverse set-up", conn.RemoteAddr(), err)
+		}
+		return nil, err
+	case [4]byte([]byte(hub.ProbeMagic)):
+		if err := hub.AnswerProbe(conn); err != nil {
+			return nil, fmt.Errorf("answering a hub's probe: %w", err)
+		}
+		return nil, errProbeAnswered
+	}
+	pc := &prefixConn{Conn: conn, pre: first[:]}
+	var opened net.Conn = pc
 	if in.tlsServer != nil {
-		sniffed, err := sniffPlain(conn)
-		if err != nil {
+		if err := refusePlain(pc, first[:]); err != nil {
 			in.refusals.refused(in.log, "refused a connection: TLS handshake failed", conn.RemoteAddr(), err)
 			return nil, err
 		}
-		tc := newTLSConn(sniffed, in.tlsServer, true)
+		tc := newTLSConn(pc, in.tlsServer, true)
 		if err := tc.Handshake(); err != nil {
 			in.refusals.refused(in.log, "refused a connection: TLS handshake failed", conn.RemoteAddr(), err)
 			return nil, fmt.Errorf("%w: TLS: %w", ipl.ErrUnauthenticated, err)
 		}
-		conn = tc
+		opened = tc
 	}
-	_, err := poolauth.Accept(conn, func(pool string) (poolauth.Secret, bool) {
+	_, err := poolauth.Accept(opened, func(pool string) (poolauth.Secret, bool) {
 		return in.secret, !in.secret.IsSet() || pool == in.cfg.Pool
 	})
 	if err != nil {
 		in.refusals.refused(in.log, "refused a connection: pool check failed", conn.RemoteAddr(), err)
 		return nil, err
 	}
-	return conn, nil
+	if opened == pc && len(pc.pre) == 0 {
+		opened = conn // the socket itself, for transports that hand it on by its descriptor
+	}
+	return opened, nil
 }
 
 // Introduce opens an outgoing connection (Acceptor): TLS when the pool uses it, then the
@@ -382,6 +415,10 @@ func (in *Instance) isMember(id ipl.IbisIdentifier) bool {
 }
 
 func (in *Instance) onEvent(e registry.Event) {
+	if e.Type == registry.Signal && strings.HasPrefix(e.Name, reverseSignal) {
+		in.onReverseSignal(e) // core's own, never the program's
+		return
+	}
 	if e.Type == registry.Died {
 		in.peerGone(e.Member, e.Type)
 	}

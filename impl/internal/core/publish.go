@@ -15,9 +15,15 @@ import (
 // on all interfaces (no IBIS_HOST, or a wildcard one) publishes the list addrlist.Choose
 // makes once the registry has been reached: the local address of that connection first,
 // then the host's other addresses, or loopback alone when the registry is on loopback.
+//
+// With hubs (hubs.go) the route fields follow the list: the member registers at its hubs
+// when the list is first known.
 func (in *Instance) publish(listening string) registry.Option {
 	if !addrlist.IsWildcard(listening) {
-		return registry.WithAddress(listening)
+		if len(in.cfg.Hubs) == 0 {
+			return registry.WithAddress(listening)
+		}
+		return registry.WithAddressFunc(func(net.Addr) string { return in.publishedWith(listening) })
 	}
 	_, p, _ := net.SplitHostPort(listening)
 	port, _ := strconv.Atoi(p)
@@ -32,6 +38,7 @@ func (in *Instance) publish(listening string) registry.Option {
 			in.log.Warn("publishing addresses", zap.Strings("addrs", list), zap.Error(err))
 			return list[0]
 		}
+		s = in.publishedWith(s)
 		in.log.Debug("publishing addresses", zap.String("addrs", s), zap.Stringer("registry_local", local))
 		return s
 	})

@@ -2,7 +2,6 @@ package core
 
 import (
 	"fmt"
-	"io"
 	"net"
 	"sync"
 	"time"
@@ -82,28 +81,18 @@ func (in *Instance) Refused(remote net.Addr, why error) {
 	in.refusals.refused(in.log, "dropping incoming connection", remote, why)
 }
 
-// sniffPlain reads the first bytes of a connection to a member that speaks TLS. A plain
-// client of the pool check sends the start of its hello at once (internal/poolauth),
-// where a TLS client sends its ClientHello: the plain one is refused at once with a
-// reason that says why, instead of both sides waiting for the other until the
-// handshake deadline (which the transport has set, and which bounds this read too). It
-// returns the connection to run TLS on (the bytes read are
-// replayed to it) or the refusal.
-func sniffPlain(conn net.Conn) (net.Conn, error) {
-	first := make([]byte, 4)
-	if _, err := io.ReadFull(conn, first); err != nil {
-		return nil, fmt.Errorf("%w: reading the first bytes: %w", ipl.ErrUnauthenticated, err)
-	}
-	pc := &prefixConn{Conn: conn, pre: first}
+// refusePlain refuses, with a reason the dialling member reports, a plain client of a
+// member that speaks TLS: first are the connection's first bytes, already read into pc.
+func refusePlain(pc *prefixConn, first []byte) error {
 	if !poolauth.PlainHello(first) {
-		return pc, nil
+		return nil
 	}
 	const reason = "this member speaks TLS and the dialling one does not: configure TLS (IBIS_TLS_CERT, IBIS_TLS_KEY, IBIS_TLS_CA) on every member or on none"
 	pool, err := poolauth.Refuse(pc, reason)
 	if err == nil {
 		err = &poolauth.Refusal{Pool: pool, Reason: reason}
 	}
-	return nil, fmt.Errorf("%w: a client without TLS: %w", ipl.ErrUnauthenticated, err)
+	return fmt.Errorf("%w: a client without TLS: %w", ipl.ErrUnauthenticated, err)
 }
 
 // prefixConn is a connection whose first bytes were already read: Read returns them

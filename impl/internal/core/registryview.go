@@ -3,6 +3,8 @@ package core
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 
 	"github.com/ibisgo/ibis/ipl"
 	"github.com/ibisgo/ibis/registry"
@@ -36,6 +38,9 @@ func (r registryView) ElectionResult(ctx context.Context, election string) (ipl.
 }
 
 func (r registryView) Signal(ctx context.Context, signal string, to ...ipl.IbisIdentifier) error {
+	if strings.HasPrefix(signal, reverseSignal) {
+		return fmt.Errorf("signal %q: %w: signals beginning %q are Ibis's own (connection set-up)", signal, ipl.ErrInvalidArgument, reverseSignal)
+	}
 	ctx, cancel := r.in.bind(ctx)
 	defer cancel()
 	return r.in.endErr(registryError(ctx, r.in.reg.Signal(ctx, signal, to...)))

@@ -206,7 +206,7 @@ func (sp *SendPort) Connect(ctx context.Context, to ipl.IbisIdentifier, port str
 	var last error // the receiver's last "not yet", for a timeout to report
 	for {
 		oc := &sendConn{sp: sp, to: rid, heard: make(chan struct{})}
-		c, rep, err := sp.in.dialPeer(ctx, to, req, oc.peerEnded)
+		c, rep, kind, err := sp.in.dialPeer(ctx, to, req, oc.peerEnded)
 		if err != nil {
 			// A dial cut short by the deadline may return before the context
 			// itself reports it: the clock decides.
@@ -222,7 +222,11 @@ func (sp *SendPort) Connect(ctx context.Context, to ipl.IbisIdentifier, port str
 			return fmt.Errorf("%s: %w", what, err)
 		}
 		if rep.Code == ReplyAccepted {
-			return sp.join(ctx, oc, c, what)
+			err := sp.join(ctx, oc, c, what)
+			if err == nil {
+				sp.stats.routed(kind)
+			}
+			return err
 		}
 		rerr := rep.Err()
 		last = rerr

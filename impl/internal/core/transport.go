@@ -61,9 +61,22 @@ type Acceptor interface {
 	// Introduce is the dialling side of Authenticate, before the handshake request is
 	// written.
 	Introduce(conn net.Conn) (net.Conn, error)
+	// Connect opens the socket of an outgoing connection, given Dial's ctx and addr:
+	// a plain dial, or the route to the peer that core chose for this attempt
+	// (route.go). Transports that dial sockets dial through it.
+	Connect(ctx context.Context, addr string) (net.Conn, error)
 	// Refused logs, at a bounded rate, a connection the transport dropped before its
 	// request could be read (instead of logging it itself).
 	Refused(remote net.Addr, why error)
+}
+
+// Injector is implemented by transports that can serve a socket they did not accept:
+// one this member dialled at a peer's request (reverse set-up) or opened to a hub that
+// relays a peer's connection (route.go). Inject serves it exactly as an accepted one,
+// from Authenticate on, and reports false (the caller closes it) once the transport is
+// closing; route names how it came, for the log.
+type Injector interface {
+	Inject(c net.Conn, route string) bool
 }
 
 // OutConn is the sending side of one connection from a send port to a receive port.

@@ -143,22 +143,35 @@ func (g *Group) AcceptLoop(ln net.Listener, log *zap.Logger, serve func(net.Conn
 			continue
 		}
 		backoff = time.Millisecond
-		if !g.Track(c) || !g.Spawn(func() {
-			defer g.Untrack(c)
-			serve(c)
-		}) {
-			_ = c.Close()
+		if !g.Serve(c, serve) {
 			return
 		}
 	}
 }
 
-// Dial connects to addr and runs the sending side of the handshake within ctx. On an
-// accepted reply it returns the socket, tracked in g; on a refusal it returns the reply
-// and no socket.
-func (g *Group) Dial(ctx context.Context, addr string, req *core.Request, introduce func(net.Conn) (net.Conn, error)) (net.Conn, *core.Reply, error) {
-	var d net.Dialer
-	c, err := d.DialContext(ctx, "tcp", addr)
+// Serve serves the socket c on a goroutine of g, tracked until serve returns; once g is
+// closing it closes c and reports false.
+func (g *Group) Serve(c net.Conn, serve func(net.Conn)) bool {
+	if !g.Track(c) {
+		_ = c.Close()
+		return false
+	}
+	if !g.Spawn(func() {
+		defer g.Untrack(c)
+		serve(c)
+	}) {
+		g.Untrack(c)
+		_ = c.Close()
+		return false
+	}
+	return true
+}
+
+// Dial connects to addr through acc.Connect (a plain dial, or the route core chose) and
+// runs the sending side of the handshake within ctx. On an accepted reply it returns
+// the socket, tracked in g; on a refusal it returns the reply and no socket.
+func (g *Group) Dial(ctx context.Context, addr string, req *core.Request, acc core.Acceptor) (net.Conn, *core.Reply, error) {
+	c, err := acc.Connect(ctx, addr)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, nil, ctx.Err()
@@ -172,7 +185,7 @@ func (g *Group) Dial(ctx context.Context, addr string, req *core.Request, introd
 	SetNoDelay(c)
 	raw := c
 	stop := context.AfterFunc(ctx, func() { _ = raw.SetDeadline(time.Now()) })
-	c, err = introduce(raw) // TLS and the pool check come before anything else
+	c, err = acc.Introduce(raw) // TLS and the pool check come before anything else
 	var rep *core.Reply
 	switch {
 	case err != nil:
