@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 )
 
 // SiteSpec describes one site of a Grid.
@@ -111,10 +112,8 @@ func NewGrid(ctx context.Context, sites []SiteSpec, opts ...Option) (*Grid, erro
 	if os.Geteuid() != 0 {
 		return nil, fmt.Errorf("%w: not root", ErrUnavailable)
 	}
-	for _, c := range []string{"ip", "sysctl"} {
-		if _, err := exec.LookPath(c); err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrUnavailable, err)
-		}
+	if _, err := exec.LookPath("ip"); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
 	if err := validPrefix(cfg.prefix); err != nil {
 		return nil, err
@@ -314,9 +313,20 @@ func (g *Grid) Close() error {
 	return errors.Join(errs...)
 }
 
-// sysctl sets kernel variables (key=value) in namespace ns.
+// sysctl sets kernel variables (key=value, e.g. net.ipv4.ip_forward=1) in namespace ns,
+// through /proc/sys, which shows the variables of the namespace the writer is in.
 func sysctl(ctx context.Context, ns string, kv ...string) error {
-	return inNS(ctx, ns, append([]string{"sysctl", "-q", "-w"}, kv...)...)
+	for _, v := range kv {
+		key, val, ok := strings.Cut(v, "=")
+		if !ok {
+			return fmt.Errorf("%w: sysctl %q", ErrInvalid, v)
+		}
+		path := "/proc/sys/" + strings.ReplaceAll(key, ".", "/")
+		if err := inNS(ctx, ns, "sh", "-c", `echo "$1" >"$0"`, path, val); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // inNS runs argv in namespace ns (`ip netns exec`) and returns its error with its output.

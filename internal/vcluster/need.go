@@ -17,7 +17,7 @@ const (
 	NeedSlurm
 	// NeedMPIRun is Open MPI's mpirun across the hosts.
 	NeedMPIRun
-	// NeedTUN is a grid's link emulator (WithSites): /dev/net/tun and sysctl.
+	// NeedTUN is a grid's link emulator (WithSites): /dev/net/tun.
 	NeedTUN
 	// NeedIPTables is a firewalled or NATed site (WithFirewall, WithNAT): iptables.
 	NeedIPTables
@@ -51,8 +51,7 @@ func Unavailable(needs ...Need) error {
 			cmds = append(cmds, "slurmctld", "slurmd", "srun", "sinfo", "munged")
 		case NeedMPIRun:
 			cmds = append(cmds, "mpirun")
-		case NeedTUN:
-			cmds = append(cmds, "sysctl")
+		case NeedTUN: // a device, checked below
 		case NeedIPTables:
 			cmds = append(cmds, "iptables")
 		default:
@@ -89,8 +88,6 @@ func debianPackage(cmd string) string {
 		return "munge"
 	case "mpirun":
 		return "openmpi-bin"
-	case "sysctl":
-		return "procps"
 	}
 	return cmd
 }

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"net/netip"
 	"os"
+	"runtime"
 	"sync"
 	"time"
 
@@ -112,6 +113,10 @@ func (e *Emulator) Run(ctx context.Context, dev io.ReadWriteCloser) error {
 	}()
 	go func() {
 		defer wg.Done()
+		// release sleeps on its own thread, with the kernel's finest timer slack.
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		fineTimers()
 		e.release(ctx, dev)
 	}()
 	err := e.receive(dev)

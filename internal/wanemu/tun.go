@@ -37,3 +37,7 @@ func nanosleep(d time.Duration) {
 	for unix.Nanosleep(&ts, &ts) == unix.EINTR {
 	}
 }
+
+// fineTimers makes the calling thread's sleeps end as close to their time as the kernel
+// can (a timer slack of 1 ns instead of 50 us); best effort.
+func fineTimers() { _ = unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0) }
