@@ -49,7 +49,8 @@ type Host struct {
 	// WithIPv6Only.
 	Addr string
 	port string // the switch-side end of the host's cable
-	net  *Network
+	sw   string // the namespace of the switch the cable plugs into
+	site int    // 1-based site of a Grid's host; 0 on a Network
 }
 
 type config struct {
@@ -125,7 +126,7 @@ func (nw *Network) build(ctx context.Context, n int) error {
 			Namespace: nw.prefix + "-h" + strconv.Itoa(i),
 			Addr:      nw.hostAddr(i),
 			port:      "p" + strconv.Itoa(i),
-			net:       nw,
+			sw:        nw.switchNS,
 		}
 		if err := ip(ctx, "netns", "add", h.Namespace); err != nil {
 			return err
@@ -183,12 +184,12 @@ func (h *Host) Exec() []string { return []string{"ip", "netns", "exec", h.Namesp
 // rest of the network, in either direction, until LinkUp. Connections are not told; their
 // packets are lost, as on a real link that went down.
 func (h *Host) LinkDown(ctx context.Context) error {
-	return ip(ctx, "-n", h.net.switchNS, "link", "set", h.port, "down")
+	return ip(ctx, "-n", h.sw, "link", "set", h.port, "down")
 }
 
 // LinkUp plugs the host's cable in again.
 func (h *Host) LinkUp(ctx context.Context) error {
-	return ip(ctx, "-n", h.net.switchNS, "link", "set", h.port, "up")
+	return ip(ctx, "-n", h.sw, "link", "set", h.port, "up")
 }
 
 // ip runs the ip command with args and returns its error with what it printed.

@@ -30,6 +30,13 @@ func (nw *Network) Prefix() string { return nw.prefix }
 // SwitchNamespace returns the name of the namespace that holds the network's bridge.
 func (nw *Network) SwitchNamespace() string { return nw.switchNS }
 
+// SwitchNamespace returns the name of the namespace that holds the bridge the host's cable
+// plugs into.
+func (h *Host) SwitchNamespace() string { return h.sw }
+
+// Site returns the host's site of a Grid (1 is the first); 0 for a Network's host.
+func (h *Host) Site() int { return h.site }
+
 // SwitchPort returns the name of the host's cable end at the switch, in SwitchNamespace: the
 // interface LinkDown takes down.
 func (h *Host) SwitchPort() string { return h.port }

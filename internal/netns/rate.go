@@ -19,15 +19,22 @@ func (h *Host) SetRate(ctx context.Context, bitsPerSec uint64) error {
 	if _, err := exec.LookPath("tc"); err != nil {
 		return fmt.Errorf("%w: %w (Debian: apt-get install iproute2)", ErrUnavailable, err)
 	}
+	if err := setTBF(ctx, h.Namespace, "eth0", bitsPerSec); err != nil {
+		return err
+	}
+	return setTBF(ctx, h.sw, h.port, bitsPerSec)
+}
+
+// setTBF limits what dev in namespace ns sends to bitsPerSec (tc tbf).
+func setTBF(ctx context.Context, ns, dev string, bitsPerSec uint64) error {
+	if _, err := exec.LookPath("tc"); err != nil {
+		return fmt.Errorf("%w: %w (Debian: apt-get install iproute2)", ErrUnavailable, err)
+	}
 	// The bucket holds 10 ms of traffic, and never less than a 64 KiB segment that
 	// the veth's offloads may hand it whole.
 	burst := max(bitsPerSec/8/100, 64<<10)
-	tbf := []string{"root", "tbf", "rate", strconv.FormatUint(bitsPerSec, 10) + "bit",
-		"burst", strconv.FormatUint(burst, 10), "latency", "100ms"}
-	if err := tc(ctx, append([]string{"-n", h.Namespace, "qdisc", "replace", "dev", "eth0"}, tbf...)...); err != nil {
-		return err
-	}
-	return tc(ctx, append([]string{"-n", h.net.switchNS, "qdisc", "replace", "dev", h.port}, tbf...)...)
+	return tc(ctx, "-n", ns, "qdisc", "replace", "dev", dev, "root", "tbf", "rate",
+		strconv.FormatUint(bitsPerSec, 10)+"bit", "burst", strconv.FormatUint(burst, 10), "latency", "100ms")
 }
 
 // tc runs the tc command with args and returns its error with what it printed.

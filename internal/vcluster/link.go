@@ -27,7 +27,11 @@ func (c *Cluster) setLink(ctx context.Context, host, state string) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, "ip", "-n", c.st.ID+"-sw", "link", "set", h.SwitchPort, state).CombinedOutput()
+	sw := h.Switch
+	if sw == "" {
+		sw = c.st.ID + "-sw"
+	}
+	out, err := exec.CommandContext(ctx, "ip", "-n", sw, "link", "set", h.SwitchPort, state).CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("vcluster: link of %s %s: %w: %s", host, state, err, bytes.TrimSpace(out))
 	}

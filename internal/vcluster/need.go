@@ -17,6 +17,10 @@ const (
 	NeedSlurm
 	// NeedMPIRun is Open MPI's mpirun across the hosts.
 	NeedMPIRun
+	// NeedTUN is a grid's link emulator (WithSites): /dev/net/tun.
+	NeedTUN
+	// NeedIPTables is a firewalled or NATed site (WithFirewall, WithNAT): iptables.
+	NeedIPTables
 )
 
 // pmixPlugins are where srun's mpi/pmix plugin lies: Debian's slurm-wlm-basic-plugins,
@@ -47,6 +51,9 @@ func Unavailable(needs ...Need) error {
 			cmds = append(cmds, "slurmctld", "slurmd", "srun", "sinfo", "munged")
 		case NeedMPIRun:
 			cmds = append(cmds, "mpirun")
+		case NeedTUN: // a device, checked below
+		case NeedIPTables:
+			cmds = append(cmds, "iptables")
 		default:
 			return fmt.Errorf("%w: need %d", ErrInvalid, n)
 		}
@@ -57,9 +64,12 @@ func Unavailable(needs ...Need) error {
 		}
 	}
 	for _, n := range needs {
-		if n == NeedSlurm {
-			if !havePMIx() {
-				return fmt.Errorf("%w: no mpi_pmix.so for srun --mpi=pmix (Debian: apt-get install slurm-wlm-basic-plugins)", ErrUnavailable)
+		if n == NeedSlurm && !havePMIx() {
+			return fmt.Errorf("%w: no mpi_pmix.so for srun --mpi=pmix (Debian: apt-get install slurm-wlm-basic-plugins)", ErrUnavailable)
+		}
+		if n == NeedTUN {
+			if _, err := os.Stat("/dev/net/tun"); err != nil {
+				return fmt.Errorf("%w: no TUN device for the link emulator: %w", ErrUnavailable, err)
 			}
 		}
 	}

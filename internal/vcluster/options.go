@@ -1,6 +1,10 @@
 package vcluster
 
-import "go.uber.org/zap"
+import (
+	"time"
+
+	"go.uber.org/zap"
+)
 
 // DefaultCPUs is the number of CPUs SLURM is told each host has (see WithCPUs).
 const DefaultCPUs = 8
@@ -13,6 +17,17 @@ type config struct {
 	cpus   int
 	id     string // fixed id (the command's cluster); random when empty
 	log    *zap.Logger
+
+	// A grid (sites.go); sites is 0 for one flat network.
+	sites        int
+	hostsPerSite int
+	wanDelay     time.Duration
+	wanRate      uint64
+	wanLoss      float64
+	firewall     []int
+	nat          []int
+	queueBytes   int
+	emulator     string // the emulator program; the running binary when empty
 }
 
 // Option configures Up.

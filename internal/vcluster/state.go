@@ -26,6 +26,10 @@ type state struct {
 	Hosts      []Host `json:"hosts"`
 	Slurm      bool   `json:"slurm"`
 	CPUs       int    `json:"cpus"`
+	Sites      []Site `json:"sites,omitempty"` // a grid's sites (sites.go)
+	Router     string `json:"router,omitempty"`
+	// WANControl is the emulator's control socket on a grid.
+	WANControl string `json:"wan_control,omitempty"`
 }
 
 // owner identifies a process across pid reuse: its pid and its start time in clock ticks.

@@ -47,8 +47,13 @@ type Host struct {
 	Addr string `json:"addr"`
 	// Namespace is the network namespace `ip netns` knows it by.
 	Namespace string `json:"namespace"`
-	// SwitchPort is its cable's end at the switch, in namespace ID-sw.
+	// SwitchPort is its cable's end at the switch, in namespace ID-sw (in Switch on a
+	// grid).
 	SwitchPort string `json:"switch_port"`
+	// Site is the host's site on a grid (1 is the first; see WithSites), 0 otherwise.
+	Site int `json:"site,omitempty"`
+	// Switch is the namespace of the host's site's switch on a grid.
+	Switch string `json:"switch,omitempty"`
 }
 
 // Up builds a cluster (see the options; by default 3 hosts, no rate limit, no SLURM). On
@@ -73,10 +78,13 @@ func Up(ctx context.Context, opts ...Option) (*Cluster, error) {
 	if err := validID(cfg.id); err != nil {
 		return nil, err
 	}
+	if err := cfg.checkGrid(); err != nil {
+		return nil, err
+	}
 	if cfg.rate != 0 && cfg.rate < 8000 {
 		return nil, fmt.Errorf("%w: rate %d bit/s (at least 8000)", ErrInvalid, cfg.rate)
 	}
-	needs := []Need{}
+	needs := cfg.gridNeeds()
 	if cfg.rate != 0 {
 		needs = append(needs, NeedTC)
 	}
@@ -122,27 +130,46 @@ func Up(ctx context.Context, opts ...Option) (*Cluster, error) {
 	if err := c.build(ctx, cfg); err != nil {
 		return nil, errors.Join(err, c.Close())
 	}
-	cfg.log.Info("vcluster: up", zap.String("id", id), zap.Int("hosts", cfg.hosts))
+	cfg.log.Info("vcluster: up", zap.String("id", id), zap.Int("hosts", len(c.st.Hosts)), zap.Int("sites", len(c.st.Sites)))
 	return c, nil
 }
 
 // build makes the network, the hosts' files and, when asked, SLURM.
 func (c *Cluster) build(ctx context.Context, cfg config) error {
-	nw, err := netns.New(ctx, cfg.hosts, netns.WithPrefix(c.st.ID), netns.WithSubnet(cfg.subnet))
-	if err != nil {
-		return fmt.Errorf("vcluster: %w", err)
+	var hosts []*netns.Host
+	if cfg.sites > 0 {
+		var err error
+		if hosts, err = c.buildGrid(ctx, cfg); err != nil {
+			return err
+		}
+	} else {
+		nw, err := netns.New(ctx, cfg.hosts, netns.WithPrefix(c.st.ID), netns.WithSubnet(cfg.subnet))
+		if err != nil {
+			return fmt.Errorf("vcluster: %w", err)
+		}
+		hosts = nw.Hosts()
 	}
-	for i, h := range nw.Hosts() {
-		c.st.Hosts = append(c.st.Hosts, Host{Name: "h" + strconv.Itoa(i+1), Addr: h.Addr, Namespace: h.Namespace, SwitchPort: h.SwitchPort()})
+	for i, h := range hosts {
+		vh := Host{Name: "h" + strconv.Itoa(i+1), Addr: h.Addr, Namespace: h.Namespace, SwitchPort: h.SwitchPort(), Site: h.Site()}
+		if h.Site() > 0 {
+			vh.Switch = h.SwitchNamespace()
+		}
+		c.st.Hosts = append(c.st.Hosts, vh)
 	}
+	c.nameSiteHosts()
 	if err := c.save(); err != nil {
 		return err
 	}
 	if err := c.writeHostsFiles(); err != nil {
 		return err
 	}
+	if cfg.sites > 0 {
+		if err := c.startEmulator(ctx, cfg); err != nil {
+			return err
+		}
+	}
 	if cfg.rate != 0 {
-		for _, h := range nw.Hosts() {
+		for _, h := range hosts {
 			if err := h.SetRate(ctx, cfg.rate); err != nil {
 				return fmt.Errorf("vcluster: %w", err)
 			}

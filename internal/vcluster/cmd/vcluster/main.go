@@ -4,7 +4,11 @@
 // keeps its own cluster beside someone else's); it stays up between commands until `down`.
 //
 //	vcluster up [-hosts 4] [-rate 1gbit] [-slurm] [-cpus 8] [-subnet 1]
+//	vcluster up -sites 4 -hosts-per-site 4 [-wan-delay 10ms] [-wan-rate 100mbit] [-wan-loss 0.1%]
+//	            [-firewall 2,4] [-nat 3] [-rate ...] [-slurm] [-cpus 8]
 //	vcluster exec h2 -- CMD ARGS...
+//	vcluster wan down|up SITE | wan set SITE DELAY LOSS | wan stats
+//	vcluster wancheck [-n 50] [-bytes 20000000] FROM TO
 //	vcluster srun [-host h1] -- SRUN-ARGS...
 //	vcluster mpirun -np 4 -- CMD ARGS...
 //	vcluster status
@@ -41,7 +45,14 @@ var persist = true
 
 const usage = `usage: vcluster COMMAND [FLAGS] [-- ARGS]
   up [-hosts 4] [-rate 1gbit] [-slurm] [-cpus 8] [-subnet 1]   build the cluster (root)
+  up -sites 4 -hosts-per-site 4 [-wan-delay 10ms] [-wan-rate 100mbit] [-wan-loss 0.1%]
+     [-firewall 2,4] [-nat 3] ...  build a grid of sites joined by an emulated wide area
   exec HOST -- CMD ARGS...        run a command on host HOST (h1 .. hN)
+  wan down|up SITE                take site SITE's wide-area link down or up again
+  wan set SITE DELAY LOSS         change its delay and loss (e.g. wan set 2 20ms 1%)
+  wan stats                       print the link emulator's counters (JSON)
+  wancheck [-n 50] [-bytes 20000000] FROM TO
+                                  measure round trips and a bulk transfer FROM -> TO
   srun [-host h1] -- ARGS...      run srun on HOST with the cluster's SLURM_CONF
   mpirun -np N -- CMD ARGS...     run mpirun on h1 across the hosts
   status                          print the hosts, SLURM_CONF and node states
@@ -83,6 +94,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = status(stdout)
 	case "exec", "srun", "mpirun":
 		code, err = runOn(args[0], args[1:], stdout, stderr)
+	case "wan":
+		err = wan(args[1:], stdout)
+	case "wancheck":
+		err = wancheck(args[1:], stdout)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0
@@ -106,6 +121,7 @@ func up(args []string, stdout io.Writer) error {
 	slurm := fs.Bool("slurm", false, "start SLURM: slurmctld on h1, slurmd on every host")
 	cpus := fs.Int("cpus", vcluster.DefaultCPUs, "CPUs per host, for SLURM and mpirun's slots")
 	subnet := fs.Int("subnet", 1, "S of the hosts' addresses 10.203.S.N")
+	grid := gridFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -123,6 +139,11 @@ func up(args []string, stdout io.Writer) error {
 	if *slurm {
 		opts = append(opts, vcluster.WithSlurm())
 	}
+	gopts, err := grid.options()
+	if err != nil {
+		return err
+	}
+	opts = append(opts, gopts...)
 	if _, err := vcluster.Attach(id); err == nil {
 		return fmt.Errorf("cluster %s is up already; `vcluster down` first", id)
 	}
@@ -148,7 +169,22 @@ func status(w io.Writer) error {
 	}
 	fmt.Fprintf(w, "cluster %s (state in %s)\n", c.ID(), c.Dir())
 	for _, h := range c.Hosts() {
-		fmt.Fprintf(w, "  %-4s %-15s namespace %s\n", h.Name, h.Addr, h.Namespace)
+		fmt.Fprintf(w, "  %-4s %-15s namespace %s", h.Name, h.Addr, h.Namespace)
+		if h.Site > 0 {
+			fmt.Fprintf(w, " site s%d", h.Site)
+		}
+		fmt.Fprintln(w)
+	}
+	for _, s := range c.Sites() {
+		fmt.Fprintf(w, "site %s: %s, hosts %s, gateway %s, public address %s", s.Name, s.Prefix,
+			strings.Join(s.Hosts, ","), s.GatewayAddr, s.PublicAddr)
+		if s.Firewall {
+			fmt.Fprint(w, ", firewall")
+		}
+		if s.NAT {
+			fmt.Fprint(w, ", NAT")
+		}
+		fmt.Fprintln(w)
 	}
 	if conf := c.SlurmConf(); conf != "" {
 		fmt.Fprintf(w, "SLURM_CONF=%s\n", conf)

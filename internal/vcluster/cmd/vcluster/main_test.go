@@ -21,7 +21,9 @@ import (
 
 func TestUsage(t *testing.T) {
 	for _, args := range [][]string{nil, {"nonesuch"}, {"up", "-hosts", "x"}, {"up", "-rate", "fast"},
-		{"exec"}, {"exec", "h1"}, {"mpirun", "--", "true"}, {"srun"}} {
+		{"exec"}, {"exec", "h1"}, {"mpirun", "--", "true"}, {"srun"},
+		{"up", "-wan-delay", "1ms"}, {"up", "-sites", "2", "-wan-loss", "x"}, {"up", "-sites", "2", "-firewall", "a"},
+		{"wan"}, {"wan", "down"}, {"wancheck", "h1"}} {
 		var out, errb bytes.Buffer
 		if code := run(args, &out, &errb); code == 0 || errb.Len() == 0 {
 			t.Errorf("%q: exit %d, stderr %q; want an error", args, code, errb.String())
