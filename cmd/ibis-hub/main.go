@@ -8,7 +8,7 @@
 //
 //	ibis-hub [-listen :7700] [-secret-file FILE] [-pool-secrets FILE] [-log-level info]
 //	         [-stats 0] [-max-conns 8192] [-max-conns-per-ip 2048]
-//	         [-max-handshakes 512] [-max-handshakes-per-ip 64] [-max-members 4096]
+//	         [-max-handshakes 1024] [-max-handshakes-per-ip 256] [-max-members 4096]
 //	         [-max-pending 1024] [-handshake-timeout 10s] [-relay-timeout 10s]
 //	         [-keepalive 5s] [-probe-timeout 1.5s] [-forward=true]
 //
