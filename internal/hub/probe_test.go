@@ -8,16 +8,26 @@ import (
 	"time"
 )
 
-// prober listens on 127.0.0.1 and answers each connection with answer.
+// prober listens on 127.0.0.1 and answers each connection with answer; when the test
+// ends it closes the listener and the connections and waits for the answers.
 func prober(t *testing.T, answer func(net.Conn)) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var wg sync.WaitGroup
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		conns []net.Conn
+	)
 	t.Cleanup(func() {
 		_ = ln.Close()
+		mu.Lock()
+		for _, c := range conns {
+			_ = c.Close()
+		}
+		mu.Unlock()
 		wg.Wait()
 	})
 	wg.Add(1)
@@ -28,6 +38,9 @@ func prober(t *testing.T, answer func(net.Conn)) string {
 			if err != nil {
 				return
 			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
