@@ -9,14 +9,14 @@ import (
 )
 
 // Defaults of a Server's limits and times. They suit a grid of a few hundred members,
-// where one NAT may hide a whole site (so the per-address limit is generous) while a
-// stranger still holds at most DefaultMaxHandshakesPerIP connections for at most
-// DefaultHandshakeTimeout each.
+// where one NAT may hide a whole site that sets up all its relays at once (so the
+// per-address limits are generous), while a stranger still holds at most
+// DefaultMaxHandshakesPerIP connections, for at most DefaultHandshakeTimeout each.
 const (
 	DefaultMaxConns           = 8192
 	DefaultMaxConnsPerIP      = 2048
-	DefaultMaxHandshakes      = 512
-	DefaultMaxHandshakesPerIP = 64
+	DefaultMaxHandshakes      = 1024
+	DefaultMaxHandshakesPerIP = 256
 	DefaultMaxMembers         = 4096
 	DefaultMaxPending         = 1024
 	DefaultHandshakeTimeout   = 10 * time.Second

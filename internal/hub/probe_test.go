@@ -5,18 +5,29 @@ import (
 	"net"
 	"sync"
 	"testing"
+	"time"
 )
 
-// prober listens on 127.0.0.1 and answers each connection with answer.
+// prober listens on 127.0.0.1 and answers each connection with answer; when the test
+// ends it closes the listener and the connections and waits for the answers.
 func prober(t *testing.T, answer func(net.Conn)) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var wg sync.WaitGroup
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		conns []net.Conn
+	)
 	t.Cleanup(func() {
 		_ = ln.Close()
+		mu.Lock()
+		for _, c := range conns {
+			_ = c.Close()
+		}
+		mu.Unlock()
 		wg.Wait()
 	})
 	wg.Add(1)
@@ -27,6 +38,9 @@ func prober(t *testing.T, answer func(net.Conn)) string {
 			if err != nil {
 				return
 			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
@@ -62,8 +76,10 @@ func deadAddr(t *testing.T) string {
 	return a
 }
 
+// TestProbe: the hub's probe timeout is long here, so that a slow machine cannot make
+// an answering address look unreachable; every unreachable case fails on its own.
 func TestProbe(t *testing.T) {
-	_, addr := startHub(t)
+	_, addr := startHub(t, WithProbeTimeout(patience))
 	good := prober(t, answering(t))
 	liar := prober(t, func(c net.Conn) {
 		buf := make([]byte, len(ProbeMagic)+ProbeNonceSize)
@@ -72,7 +88,10 @@ func TestProbe(t *testing.T) {
 			_, _ = c.Write(buf[len(ProbeMagic):])
 		}
 	})
-	mute := prober(t, func(c net.Conn) { _, _ = io.Copy(io.Discard, c) })
+	hangUp := prober(t, func(c net.Conn) {
+		buf := make([]byte, len(ProbeMagic)+ProbeNonceSize)
+		_, _ = io.ReadFull(c, buf)
+	})
 	for _, tc := range []struct {
 		name      string
 		advertise []string
@@ -81,7 +100,7 @@ func TestProbe(t *testing.T) {
 		{"none", nil, false},
 		{"nobody listens", []string{deadAddr(t)}, false},
 		{"wrong nonce", []string{liar}, false},
-		{"silent", []string{mute}, false},
+		{"hangs up", []string{hangUp}, false},
 		{"answers", []string{good}, true},
 		{"one of several answers", []string{deadAddr(t), liar, good}, true},
 	} {
@@ -92,6 +111,16 @@ func TestProbe(t *testing.T) {
 		if m.Observed() != m.conn.LocalAddr().String() {
 			t.Errorf("%s: observed %q, want %q", tc.name, m.Observed(), m.conn.LocalAddr())
 		}
+	}
+}
+
+// An address that accepts and never answers costs the registration one probe timeout.
+func TestProbeSilentAddress(t *testing.T) {
+	_, addr := startHub(t, WithProbeTimeout(50*time.Millisecond))
+	mute := prober(t, func(c net.Conn) { _, _ = io.Copy(io.Discard, c) })
+	m := register(t, addr, Registration{Pool: "p", Key: "k", Advertise: []string{mute}})
+	if m.Reachable() {
+		t.Error("a silent address counted as reachable")
 	}
 }
 

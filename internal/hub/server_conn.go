@@ -122,18 +122,24 @@ func (s *Server) serveRelay(c net.Conn, pool string, payload []byte) {
 	}
 	timer := time.NewTimer(s.cfg.relayTimeout)
 	defer timer.Stop()
+	hungUp, stopWatch := watchHangUp(c)
 	var t net.Conn
 	select {
 	case t = <-p.target:
 	case <-timer.C:
 	case <-m.gone:
+	case <-hungUp:
 	case <-s.done:
 	}
+	stopWatch()
+	_ = c.SetDeadline(time.Now().Add(s.cfg.handshakeTimeout))
 	if t == nil {
 		t = unpend()
 	}
 	if t == nil {
 		switch {
+		case isDone(hungUp):
+			s.log.Debug("the dialler left before its target came", zap.String("pool", pool), zap.Stringer("dialler", c.RemoteAddr()))
 		case s.isClosed():
 			s.answer(c, codeUnreachable, "the hub is closing")
 		case isDone(m.gone):

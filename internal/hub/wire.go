@@ -58,7 +58,7 @@ const (
 	codeTimeout
 	codeProtocol
 	codeUnauthenticated // refused by the pool check (of the hub a request was forwarded to)
-	codeCount // not a code: the number of codes
+	codeCount           // not a code: the number of codes
 )
 
 type token [tokenSize]byte
