@@ -90,10 +90,8 @@ func (in *Instance) dialPeer(ctx context.Context, to ipl.IbisIdentifier, req *Re
 			break
 		}
 		actx, cancel, share := attemptContext(ctx, len(routes)-i)
-		if r.kind == routeDirect && i < len(routes)-1 && routes[len(routes)-1].kind != routeDirect {
-			cancel()
-			share = capAttempt(share, info.closed)
-			actx, cancel = context.WithTimeout(ctx, share)
+		if r.kind == routeDirect && routes[len(routes)-1].kind != routeDirect {
+			r.connectCap = connectCap(info.closed)
 		}
 		l := lost
 		if r.kind != routeDirect {
@@ -136,23 +134,15 @@ func (in *Instance) dialPeer(ctx context.Context, to ipl.IbisIdentifier, req *Re
 	return nil, nil, routeDirect, de
 }
 
-// directCap bounds a direct attempt when other routes remain: a connection within a
-// site or across a wide-area link is made well within it, and a firewall that drops
-// the attempt costs no more. A peer that said it is closed gets less.
-const (
-	directCap       = 3 * time.Second
-	directCapClosed = time.Second
-)
-
-func capAttempt(share time.Duration, closed bool) time.Duration {
-	limit := directCap
+// connectCap bounds the TCP connect of a direct attempt (not its handshake) when other
+// routes remain: a connection within a site or across a wide-area link is made well
+// within it, and a firewall that drops the attempt costs no more. A peer that said it
+// is closed gets less.
+func connectCap(closed bool) time.Duration {
 	if closed {
-		limit = directCapClosed
+		return time.Second
 	}
-	if share > 0 && share <= limit {
-		return share
-	}
-	return limit
+	return 3 * time.Second
 }
 
 // attemptContext bounds one attempt when left routes remain to try: an equal share

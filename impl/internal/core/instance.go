@@ -119,7 +119,9 @@ func Open(ctx context.Context, cfg *ipl.Config, impl string, tr Transport) (*Ins
 	}
 	in.events = newEventQueue(in, cfg.EventHandler)
 	in.notes = newNotifier(in)
-	if len(cfg.Hubs) > 0 {
+	if _, ok := tr.(Injector); len(cfg.Hubs) > 0 && !ok {
+		in.log.Warn("this implementation makes no connections through hubs; IBIS_HUB is ignored", zap.Strings("hubs", cfg.Hubs))
+	} else if len(cfg.Hubs) > 0 {
 		in.startHubs(ctx, in.advertised(addr))
 	}
 	ropts := []registry.Option{

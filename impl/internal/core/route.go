@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"strings"
+	"time"
 
 	"github.com/ibisgo/ibis/ipl"
 )
@@ -42,6 +43,8 @@ type route struct {
 	addr string // direct: the address; relay: the hub
 	key  string // relay: the peer's key at its hubs
 	peer ipl.IbisIdentifier
+	// connectCap, when set, bounds a direct route's TCP connect (dialorder.go).
+	connectCap time.Duration
 }
 
 // String names the route in errors, logs and the reach cache.
@@ -162,6 +165,6 @@ func (in *Instance) Connect(ctx context.Context, addr string) (net.Conn, error) 
 	case routeRelay:
 		return in.dialRelay(ctx, r)
 	}
-	var d net.Dialer
+	d := net.Dialer{Timeout: r.connectCap}
 	return d.DialContext(ctx, "tcp", addr)
 }
