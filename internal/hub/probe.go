@@ -71,7 +71,7 @@ func (s *Server) probeOne(addr string) bool {
 	}
 	deadline := time.Now().Add(s.cfg.probeTimeout)
 	d := net.Dialer{Deadline: deadline}
-	c, err := d.Dial("tcp", addr)
+	c, err := d.DialContext(s.ctx, "tcp", addr)
 	if err != nil {
 		return false
 	}

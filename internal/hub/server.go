@@ -1,6 +1,7 @@
 package hub
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -21,7 +22,9 @@ type Server struct {
 	log    *zap.Logger
 	lookup poolauth.Lookup
 	stats  counters
-	done   chan struct{} // closed by Close
+	done   chan struct{}   // closed by Close
+	ctx    context.Context // ends with Close: it ends the hub's own dials
+	cancel context.CancelFunc
 
 	mu         sync.Mutex
 	closed     bool
@@ -55,7 +58,10 @@ func NewServer(opts ...ServerOption) *Server {
 	if lookup == nil {
 		lookup = func(string) (poolauth.Secret, bool) { return poolauth.Secret{}, true }
 	}
+	ctx, cancel := context.WithCancel(context.Background())
 	return &Server{
+		ctx:     ctx,
+		cancel:  cancel,
 		cfg:     cfg,
 		log:     cfg.log,
 		lookup:  lookup,
@@ -263,6 +269,7 @@ func (s *Server) Close() error {
 	}
 	s.closed = true
 	close(s.done)
+	s.cancel()
 	for ln := range s.lns {
 		_ = ln.Close()
 	}

@@ -233,7 +233,7 @@ func (s *Server) forward(c net.Conn, pool string, req relayMsg) {
 	}
 	secret, _ := s.lookup(pool)
 	d := net.Dialer{Timeout: s.cfg.handshakeTimeout}
-	h, err := d.Dial("tcp", req.targetHub)
+	h, err := d.DialContext(s.ctx, "tcp", req.targetHub)
 	if err != nil {
 		s.answer(c, codeUnreachable, fmt.Sprintf("cannot reach hub %s: %v", req.targetHub, err))
 		return
