@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ibisgo/ibis/internal/hub"
 	"github.com/ibisgo/ibis/ipl"
 )
 
@@ -133,17 +134,22 @@ func validKey(k string) bool {
 	return true
 }
 
-// checkHubs validates the configured hub addresses.
+// checkHubs validates the configured hub addresses (hub.ParseHubs), which must also
+// keep clear of the separators of the published route fields.
 func checkHubs(hubs []string) error {
+	if len(hubs) == 0 {
+		return nil
+	}
 	if len(hubs) > maxHubs {
 		return fmt.Errorf("%d hubs; at most %d", len(hubs), maxHubs)
 	}
 	for _, h := range hubs {
-		if _, _, err := net.SplitHostPort(h); err != nil || strings.ContainsAny(h, routeSep+"|,") {
+		if strings.ContainsAny(h, routeSep+"|,") {
 			return fmt.Errorf("hub %q: want host:port", h)
 		}
 	}
-	return nil
+	_, err := hub.ParseHubs(strings.Join(hubs, ","))
+	return err
 }
 
 // routeCtxKey carries the route of one dial from dialPeer, through the transport's
