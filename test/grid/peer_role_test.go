@@ -99,7 +99,10 @@ func runPeer(ctx context.Context) error {
 		wg.Go(func() { ports[i], errs[i] = sendTo(ctx, ib, name, to) })
 	}
 	wg.Wait()
-	if err := errors.Join(append(errs, <-received)...); err != nil {
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("%s: %w", name, err) // the deferred closes end the receiver
+	}
+	if err := <-received; err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	// Nobody closes before every peer has every message: a closing member would take
