@@ -45,7 +45,10 @@ var _ = register(&testCase{
 			bytes += n
 		}
 		want := ipl.PortStats{Messages: multicastMessages, Bytes: bytes, ConnectionsMade: int64(len(e.Children))}
-		if got := sp.Stats(); got != want {
+		got := sp.Stats()
+		// The routes the connections took depend on the network (test/grid checks them).
+		got.ConnectionsReversed, got.ConnectionsRelayed = 0, 0
+		if got != want {
 			t.Errorf("send port stats %+v, want %+v", got, want)
 		}
 	},

@@ -60,8 +60,11 @@ func (in *Instance) startHubs(ctx context.Context, addrs []string) {
 	h.hubs, h.key = in.cfg.Hubs, hex.EncodeToString(key[:])
 	reg := hub.Registration{Pool: in.cfg.Pool, Secret: in.secret, Key: h.key, Advertise: addrs}
 	first := make(chan *hub.Member, len(h.hubs)) // each hub's first registration (nil: failed)
+	// The hub goroutines keep the logger of this moment: Open names the instance in
+	// in.log after the join, while they run.
+	log := in.log
 	for _, a := range h.hubs {
-		in.Go(func() { in.keepHub(a, reg, first) })
+		in.Go(func() { in.keepHub(a, reg, first, log) })
 	}
 	ctx, cancel := context.WithTimeout(ctx, hubRegisterWait)
 	defer cancel()
@@ -85,26 +88,26 @@ wait:
 
 // keepHub keeps this member registered at the hub at addr until the instance ends,
 // serving the connections the hub relays; first gets the first registration (nil when
-// it failed).
-func (in *Instance) keepHub(addr string, reg hub.Registration, first chan<- *hub.Member) {
+// it failed). It logs to log.
+func (in *Instance) keepHub(addr string, reg hub.Registration, first chan<- *hub.Member, log *zap.Logger) {
 	ctx, cancel := in.bind(context.Background())
 	defer cancel()
 	inj, _ := in.tr.(Injector)
 	backoff := 100 * time.Millisecond
 	for ctx.Err() == nil {
 		rctx, rcancel := context.WithTimeout(ctx, hubRegisterWait)
-		m, err := hub.Register(rctx, addr, reg, hub.WithClientLogger(in.log))
+		m, err := hub.Register(rctx, addr, reg, hub.WithClientLogger(log))
 		rcancel()
 		if first != nil {
 			first <- m // buffered for every hub
 			first = nil
 		}
 		if err != nil {
-			in.log.Info("registering at a hub", zap.String("hub", addr), zap.Error(err))
+			log.Info("registering at a hub", zap.String("hub", addr), zap.Error(err))
 		} else {
 			backoff = 100 * time.Millisecond
-			in.log.Debug("registered at a hub", zap.String("hub", addr), zap.Bool("reachable", m.Reachable()), zap.String("observed", m.Observed()))
-			in.serveHub(ctx, addr, m, inj)
+			log.Debug("registered at a hub", zap.String("hub", addr), zap.Bool("reachable", m.Reachable()), zap.String("observed", m.Observed()))
+			in.serveHub(ctx, addr, m, inj, log)
 		}
 		t := time.NewTimer(backoff)
 		select {
@@ -118,7 +121,7 @@ func (in *Instance) keepHub(addr string, reg hub.Registration, first chan<- *hub
 
 // serveHub serves the sockets the hub relays to this member until the hub goes away
 // or the instance ends.
-func (in *Instance) serveHub(ctx context.Context, addr string, m *hub.Member, inj Injector) {
+func (in *Instance) serveHub(ctx context.Context, addr string, m *hub.Member, inj Injector, log *zap.Logger) {
 	defer m.Close()
 	for {
 		select {
@@ -127,7 +130,7 @@ func (in *Instance) serveHub(ctx context.Context, addr string, m *hub.Member, in
 				_ = c.Close()
 			}
 		case <-m.Done():
-			in.log.Info("lost the connection to a hub; registering again", zap.String("hub", addr), zap.Error(m.Err()))
+			log.Info("lost the connection to a hub; registering again", zap.String("hub", addr), zap.Error(m.Err()))
 			return
 		case <-ctx.Done():
 			return
