@@ -122,7 +122,12 @@ func (in *Instance) serveHub(ctx context.Context, addr string, m *hub.Member, in
 	defer m.Close()
 	for {
 		select {
-		case c := <-m.Accepted():
+		case c, ok := <-m.Accepted():
+			if !ok { // closed as the member ends: Done follows
+				<-m.Done()
+				in.log.Info("lost the connection to a hub; registering again", zap.String("hub", addr), zap.Error(m.Err()))
+				return
+			}
 			if inj == nil || !inj.Inject(c, "relay via hub "+addr) {
 				_ = c.Close()
 			}
