@@ -51,8 +51,9 @@ func (r *reachCache) put(peer, addr string) {
 // failure to connect (refused, unreachable, no answer within the attempt's share of the
 // time, a route that gave no socket) or another Ibis answering moves on to the next
 // route; anything else (the pool check failing, ctx ending, the instance closing) is
-// returned at once. When every route failed the error is a *DialError naming each.
-func (in *Instance) dialPeer(ctx context.Context, to ipl.IbisIdentifier, req *Request, lost func(error)) (OutConn, *Reply, routeKind, error) {
+// returned at once. When every route failed the error is a *DialError naming each. The
+// route returned is the one that answered (or was tried last).
+func (in *Instance) dialPeer(ctx context.Context, to ipl.IbisIdentifier, req *Request, lost func(error)) (OutConn, *Reply, route, error) {
 	info := parseRoutes(to.Address)
 	addrs, err := addrlist.Parse(info.addrs)
 	if err != nil {
@@ -95,7 +96,7 @@ func (in *Instance) dialPeer(ctx context.Context, to ipl.IbisIdentifier, req *Re
 		}
 		l := lost
 		if r.kind != routeDirect {
-			l = func(err error) { lost(fmt.Errorf("%w (route: %s)", err, r)) }
+			l = func(err error) { lost(fmt.Errorf("%w ("+routeNote+"%s)", err, r)) }
 		}
 		c, rep, err := in.tr.Dial(withRoute(actx, r), r.addr, req, l)
 		timedOut := err != nil && actx.Err() != nil && ctx.Err() == nil
@@ -111,13 +112,13 @@ func (in *Instance) dialPeer(ctx context.Context, to ipl.IbisIdentifier, req *Re
 			if r.kind != routeDirect {
 				in.log.Debug("connected by another route than a direct dial", zap.Stringer("peer", to), zap.String("route", r.String()))
 			}
-			return c, rep, r.kind, nil
+			return c, rep, r, nil
 		case ctx.Err() != nil:
 			if len(de.Tried) == 0 {
-				return nil, nil, r.kind, err
+				return nil, nil, r, err
 			}
 			de.Tried = append(de.Tried, DialAttempt{Addr: r.String(), Err: err})
-			return nil, nil, r.kind, de
+			return nil, nil, r, de
 		case timedOut:
 			de.Tried = append(de.Tried, DialAttempt{Addr: r.String(), Err: fmt.Errorf("no answer within %v", share.Round(time.Millisecond))})
 			others = others || r.kind == routeDirect
@@ -125,13 +126,13 @@ func (in *Instance) dialPeer(ctx context.Context, to ipl.IbisIdentifier, req *Re
 			de.Tried = append(de.Tried, DialAttempt{Addr: r.String(), Err: err})
 			others = others || r.kind == routeDirect && !errors.Is(err, syscall.ECONNREFUSED)
 		default:
-			return nil, nil, r.kind, err
+			return nil, nil, r, err
 		}
 	}
 	if direct == 1 && len(de.Tried) == 1 && other != nil {
-		return nil, other, routeDirect, nil // as ever: "not yet" to Connect, which reports the answer
+		return nil, other, route{}, nil // as ever: "not yet" to Connect, which reports the answer
 	}
-	return nil, nil, routeDirect, de
+	return nil, nil, route{}, de
 }
 
 // connectCap bounds the TCP connect of a direct attempt (not its handshake) when other

@@ -60,8 +60,7 @@ func (in *Instance) startHubs(ctx context.Context, addrs []string) {
 	h.hubs, h.key = in.cfg.Hubs, hex.EncodeToString(key[:])
 	reg := hub.Registration{Pool: in.cfg.Pool, Secret: in.secret, Key: h.key, Advertise: addrs}
 	first := make(chan *hub.Member, len(h.hubs)) // each hub's first registration (nil: failed)
-	// The hub goroutines keep the logger of this moment: Open names the instance in
-	// in.log after the join, while they run.
+	// Open replaces in.log once joined, while these goroutines run: they keep this one.
 	log := in.log
 	for _, a := range h.hubs {
 		in.Go(func() { in.keepHub(a, reg, first, log) })
@@ -88,7 +87,7 @@ wait:
 
 // keepHub keeps this member registered at the hub at addr until the instance ends,
 // serving the connections the hub relays; first gets the first registration (nil when
-// it failed). It logs to log.
+// it failed). It logs to log, not in.log, which Open replaces meanwhile.
 func (in *Instance) keepHub(addr string, reg hub.Registration, first chan<- *hub.Member, log *zap.Logger) {
 	ctx, cancel := in.bind(context.Background())
 	defer cancel()
@@ -107,7 +106,7 @@ func (in *Instance) keepHub(addr string, reg hub.Registration, first chan<- *hub
 		} else {
 			backoff = 100 * time.Millisecond
 			log.Debug("registered at a hub", zap.String("hub", addr), zap.Bool("reachable", m.Reachable()), zap.String("observed", m.Observed()))
-			in.serveHub(ctx, addr, m, inj, log)
+			serveHub(ctx, addr, m, inj, log)
 		}
 		t := time.NewTimer(backoff)
 		select {
@@ -121,11 +120,16 @@ func (in *Instance) keepHub(addr string, reg hub.Registration, first chan<- *hub
 
 // serveHub serves the sockets the hub relays to this member until the hub goes away
 // or the instance ends.
-func (in *Instance) serveHub(ctx context.Context, addr string, m *hub.Member, inj Injector, log *zap.Logger) {
+func serveHub(ctx context.Context, addr string, m *hub.Member, inj Injector, log *zap.Logger) {
 	defer m.Close()
 	for {
 		select {
-		case c := <-m.Accepted():
+		case c, ok := <-m.Accepted():
+			if !ok { // closed as the member ends: Done follows
+				<-m.Done()
+				log.Info("lost the connection to a hub; registering again", zap.String("hub", addr), zap.Error(m.Err()))
+				return
+			}
 			if inj == nil || !inj.Inject(c, "relay via hub "+addr) {
 				_ = c.Close()
 			}

@@ -38,6 +38,10 @@ func (k routeKind) String() string {
 	}
 }
 
+// routeNote starts the note "(route: R)" that ends the loss of a connection set up by a
+// route other than a direct dial.
+const routeNote = "route: "
+
 // route is one way of reaching a peer that dialPeer tries.
 type route struct {
 	kind routeKind

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -113,6 +114,9 @@ type sendConn struct {
 	// and the connection is left open until the transport reads the receiver's end
 	// (a cut notice may come before it); written under mu.
 	closeLater bool
+	// route names a route other than a direct dial (reverse set-up, relay via hub H),
+	// for the error that reports the connection's loss; set before it is joined.
+	route string
 }
 
 // dialing is a Connect under way; done is closed when it has ended, either way.
@@ -206,7 +210,7 @@ func (sp *SendPort) Connect(ctx context.Context, to ipl.IbisIdentifier, port str
 	var last error // the receiver's last "not yet", for a timeout to report
 	for {
 		oc := &sendConn{sp: sp, to: rid, heard: make(chan struct{})}
-		c, rep, kind, err := sp.in.dialPeer(ctx, to, req, oc.peerEnded)
+		c, rep, rt, err := sp.in.dialPeer(ctx, to, req, oc.peerEnded)
 		if err != nil {
 			// A dial cut short by the deadline may return before the context
 			// itself reports it: the clock decides.
@@ -222,9 +226,12 @@ func (sp *SendPort) Connect(ctx context.Context, to ipl.IbisIdentifier, port str
 			return fmt.Errorf("%s: %w", what, err)
 		}
 		if rep.Code == ReplyAccepted {
+			if rt.kind != routeDirect {
+				oc.route = rt.String()
+			}
 			err := sp.join(ctx, oc, c, what)
 			if err == nil {
-				sp.stats.routed(kind)
+				sp.stats.routed(rt.kind)
 			}
 			return err
 		}
@@ -725,6 +732,9 @@ func (oc *sendConn) lose(cause error, hear bool) error {
 	sp := oc.sp
 	if !errors.Is(cause, ipl.ErrConnectionLost) {
 		cause = fmt.Errorf("%w: %w", ipl.ErrConnectionLost, cause)
+	}
+	if oc.route != "" && !strings.Contains(cause.Error(), routeNote) {
+		cause = fmt.Errorf("%w ("+routeNote+"%s)", cause, oc.route)
 	}
 	var err error = &ipl.ConnectionError{From: sp.id, To: oc.to, Err: cause}
 	ended := errors.Is(cause, ErrReceiverEnded)
