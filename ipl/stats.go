@@ -15,9 +15,9 @@ type PortStats struct {
 	ConnectionsClosed int64 `json:"connections_closed"`
 	ConnectionsLost   int64 `json:"connections_lost"`
 	// Of the connections made, those that took another route than a direct dial
-	// (docs/GRIDS.md): Reversed, dialled by the peer at this side's request because this
-	// side could not reach it; Relayed, through a hub because neither side could dial
-	// the other.
+	// (docs/GRIDS.md): Reversed, opened by the receiving side at the sender's request,
+	// because the sender could not dial it; Relayed, through a hub, because neither side
+	// could dial the other. Both ends of a connection count it.
 	ConnectionsReversed int64 `json:"connections_reversed"`
 	ConnectionsRelayed  int64 `json:"connections_relayed"`
 }

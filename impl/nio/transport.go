@@ -92,7 +92,7 @@ func (t *transport) Start(acc core.Acceptor) (string, error) {
 // set-up or a hub's relay, from the handshake on, as if it had been accepted.
 func (t *transport) Inject(c net.Conn, route string) bool {
 	t.log.Debug("serving a connection set up by another route", zap.String("route", route), zap.Stringer("remote", c.RemoteAddr()))
-	return t.g.Serve(c, t.serve)
+	return t.g.Serve(c, func(c net.Conn) { t.serveRoute(c, route) })
 }
 
 // engineFor returns the engine of a queued flavour, starting the thread engine on first use.
@@ -116,7 +116,10 @@ func (t *transport) engineFor(f Flavour) (*engine, error) {
 }
 
 // serve runs the handshake of an incoming connection and hands it to its flavour.
-func (t *transport) serve(c net.Conn) {
+func (t *transport) serve(c net.Conn) { t.serveRoute(c, "") }
+
+// serveRoute serves a socket that came by route (core.Request.Route; "" when accepted).
+func (t *transport) serveRoute(c net.Conn, route string) {
 	handedOver := false
 	defer func() {
 		if !handedOver {
@@ -138,6 +141,7 @@ func (t *transport) serve(c net.Conn) {
 		t.acc.Refused(c.RemoteAddr(), err)
 		return
 	}
+	req.Route = route
 	pt, perr := ipl.ParsePortType(req.PortType)
 	flavour := Blocking
 	if perr == nil {

@@ -47,7 +47,7 @@ func (t *transport) Start(acc core.Acceptor) (string, error) {
 // set-up or a hub's relay, from the handshake on, as if it had been accepted.
 func (t *transport) Inject(c net.Conn, route string) bool {
 	t.log.Debug("serving a connection set up by another route", zap.String("route", route), zap.Stringer("remote", c.RemoteAddr()))
-	return t.g.Serve(c, t.serve)
+	return t.g.Serve(c, func(c net.Conn) { t.serveRoute(c, route) })
 }
 
 // Capabilities: the sockets are Go's net.Conns, so they take TLS and read deadlines.
@@ -56,7 +56,10 @@ func (t *transport) Capabilities() core.Capabilities {
 }
 
 // serve runs the handshake of an incoming connection and then reads its messages.
-func (t *transport) serve(c net.Conn) {
+func (t *transport) serve(c net.Conn) { t.serveRoute(c, "") }
+
+// serveRoute serves a socket that came by route (core.Request.Route; "" when accepted).
+func (t *transport) serveRoute(c net.Conn, route string) {
 	sockets.SetNoDelay(c)
 	_ = c.SetDeadline(time.Now().Add(sockets.HandshakeTimeout))
 	opened, err := t.acc.Authenticate(c) // TLS and the pool check; refusals are logged there
@@ -74,6 +77,7 @@ func (t *transport) serve(c net.Conn) {
 		t.acc.Refused(c.RemoteAddr(), err)
 		return
 	}
+	req.Route = route
 	rep, acc := t.acc.Accept(req, sockets.BlockingIn{C: c})
 	if err := core.WriteReply(c, rep); err != nil {
 		if acc != nil {

@@ -69,6 +69,9 @@ type Request struct {
 	// Target is the Ibis the sender believes it dials; a stale address reused by another
 	// instance is answered with ReplyNoSuchPort instead of a wrong connection.
 	Target string `msgpack:"target"`
+	// Route is set by the transport, never sent: how a socket it did not accept came
+	// (the route string Injector.Inject was given), "" for an accepted one.
+	Route string `msgpack:"-"`
 }
 
 // Reply answers a Request.

@@ -130,7 +130,7 @@ func serveHub(ctx context.Context, addr string, m *hub.Member, inj Injector, log
 				log.Info("lost the connection to a hub; registering again", zap.String("hub", addr), zap.Error(m.Err()))
 				return
 			}
-			if inj == nil || !inj.Inject(c, "relay via hub "+addr) {
+			if inj == nil || !inj.Inject(c, route{kind: routeRelay, addr: addr}.String()) {
 				_ = c.Close()
 			}
 		case <-m.Done():

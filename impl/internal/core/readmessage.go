@@ -37,7 +37,7 @@ func (m *readMessage) fail(err error) error {
 	if fatal && m.fatal == nil {
 		m.fatal = err
 	}
-	return fmt.Errorf("message from %s at %s: %w", m.ic.from, m.port.id, mapped)
+	return fmt.Errorf("message from %s at %s: %w%s", m.ic.from, m.port.id, mapped, m.ic.note)
 }
 
 // ReadArray fills dst from the message.
@@ -79,7 +79,7 @@ func (m *readMessage) Finish() (int64, error) {
 			m.fatal = ferr
 		}
 	} else {
-		err = fmt.Errorf("message from %s: %w: %w", m.ic.from, ipl.ErrConnectionLost, m.fatal)
+		err = fmt.Errorf("message from %s: %w: %w%s", m.ic.from, ipl.ErrConnectionLost, m.fatal, m.ic.note)
 	}
 	n := m.ic.rd.Count()
 	if err == nil {

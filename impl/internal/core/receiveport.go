@@ -62,6 +62,9 @@ type inConn struct {
 	port *ReceivePort
 	from ipl.SendPortIdentifier
 	c    InConn
+	// note ends the errors of a connection that came by another route than a direct
+	// dial: " (route: relay via hub H)"; "" for a direct one.
+	note string
 	rd   *serialization.Reader
 	via  atomic.Pointer[Delivery] // how its messages reach the port (delivery.go)
 
@@ -131,11 +134,15 @@ func (p *ReceivePort) accept(req *Request, conn InConn) (*Reply, *Acceptance) {
 		}
 	}
 	ic := &inConn{port: p, from: req.From, c: conn, watch: &stallWatch{}}
+	if req.Route != "" {
+		ic.note = " (" + routeNote + req.Route + ")"
+	}
 	p.mu.Lock()
 	closed := p.isClosed() // closed while the handler decided
 	if !closed {
 		p.conns = append(p.conns, ic)
 		p.stats.made.Add(1)
+		p.stats.routed(routeKindOf(req.Route))
 		if p.downcalls { // nobody can take the list otherwise: it would only grow
 			p.newConns = append(p.newConns, req.From)
 		}
@@ -241,7 +248,7 @@ func (p *ReceivePort) connEnded(ic *inConn, err error) {
 	}
 	var lostErr error
 	if !clean {
-		lostErr = fmt.Errorf("%w: connection from %s to %s: %w", ipl.ErrConnectionLost, ic.from, p.id, err)
+		lostErr = fmt.Errorf("%w: connection from %s to %s: %w%s", ipl.ErrConnectionLost, ic.from, p.id, err, ic.note)
 		if errors.Is(err, serialization.ErrCorrupt) || errors.Is(err, serialization.ErrTooLarge) {
 			p.log.Warn("closing connection: bad data", zap.Stringer("from", ic.from), zap.Error(err))
 		} else {

@@ -169,7 +169,7 @@ func (in *Instance) dialBack(peer ipl.IbisIdentifier, tok []byte, inj Injector) 
 			if _, err = c.Write(hello); err == nil {
 				_ = c.SetWriteDeadline(time.Time{})
 				in.log.Debug("dialled back at a peer's request (reverse set-up)", zap.Stringer("peer", peer), zap.String("addr", a))
-				if !inj.Inject(c, routeReverse.String()) {
+				if !inj.Inject(c, route{kind: routeReverse}.String()) {
 					_ = c.Close()
 				}
 				return

@@ -38,6 +38,17 @@ func (k routeKind) String() string {
 	}
 }
 
+// routeKindOf tells the kind of a route from its String ("" is a direct one).
+func routeKindOf(s string) routeKind {
+	switch {
+	case s == route{kind: routeReverse}.String():
+		return routeReverse
+	case strings.HasPrefix(s, route{kind: routeRelay}.String()):
+		return routeRelay
+	}
+	return routeDirect
+}
+
 // routeNote starts the note "(route: R)" that ends the loss of a connection set up by a
 // route other than a direct dial.
 const routeNote = "route: "
