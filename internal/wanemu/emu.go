@@ -33,6 +33,18 @@ type Counters struct {
 	Overflow uint64 `json:"overflow"`  // dropped because the pair's queue was full
 	Down     uint64 `json:"down"`      // dropped because a site's link was down
 	WriteErr uint64 `json:"write_err"` // the device refused them
+	// Late is the sum of how much later than due the passed packets were written,
+	// LateMax the most: the emulator's own error on top of the delay.
+	Late    time.Duration `json:"late_ns"`
+	LateMax time.Duration `json:"late_max_ns"`
+}
+
+// MeanLate is the mean of how late the passed packets were written.
+func (c Counters) MeanLate() time.Duration {
+	if c.Packets == 0 {
+		return 0
+	}
+	return c.Late / time.Duration(c.Packets)
 }
 
 func (c *Counters) add(o Counters) {
@@ -42,6 +54,8 @@ func (c *Counters) add(o Counters) {
 	c.Overflow += o.Overflow
 	c.Down += o.Down
 	c.WriteErr += o.WriteErr
+	c.Late += o.Late
+	c.LateMax = max(c.LateMax, o.LateMax)
 }
 
 // Emulator is the delay line between the sites. Run drives it; Set and Stats may be
@@ -178,7 +192,7 @@ func (e *Emulator) enqueue(pkt []byte, now time.Time) bool {
 
 // due takes the packets due at now from every line, with their pair, and says when the
 // next one is due (ok false: none is queued).
-func (e *Emulator) due(now time.Time, out [][]byte, pairs []int) ([][]byte, []int, time.Time, bool) {
+func (e *Emulator) due(now time.Time, out []held, pairs []int) ([]held, []int, time.Time, bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	var next time.Time
@@ -200,16 +214,17 @@ func (e *Emulator) due(now time.Time, out [][]byte, pairs []int) ([][]byte, []in
 func (e *Emulator) release(ctx context.Context, dev io.Writer) {
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
-	var out [][]byte
+	var out []held
 	var pairs []int
 	for {
 		var next time.Time
 		var have bool
 		out, pairs, next, have = e.due(time.Now(), out[:0], pairs[:0])
 		var sent []Counters
-		for _, pkt := range out {
-			c := Counters{Packets: 1, Bytes: uint64(len(pkt))}
-			if _, err := dev.Write(pkt); err != nil {
+		for _, h := range out {
+			late := time.Since(h.due)
+			c := Counters{Packets: 1, Bytes: uint64(len(h.pkt)), Late: late, LateMax: late}
+			if _, err := dev.Write(h.pkt); err != nil {
 				if errors.Is(err, os.ErrClosed) {
 					return
 				}

@@ -247,7 +247,7 @@ func TestLoweredDelayKeepsOrder(t *testing.T) {
 		t.Fatalf("popped %v before the first was due", out)
 	}
 	out := l.popDue(now.Add(time.Second), nil)
-	if len(out) != 2 || out[0][0] != 1 || out[1][0] != 2 {
+	if len(out) != 2 || out[0].pkt[0] != 1 || out[1].pkt[0] != 2 {
 		t.Errorf("popped %v, want [1] [2]", out)
 	}
 }
