@@ -62,13 +62,15 @@ func (c *Counters) add(o Counters) {
 // called while it runs.
 type Emulator struct {
 	log   *zap.Logger
-	limit int
+	limit int // bytes per pair
+	total int // bytes in all, over all pairs
 
 	mu     sync.Mutex
 	sites  []Site
 	lines  []line     // pair (a, b) at a*len(sites)+b
 	counts []Counters // likewise
 	other  uint64     // packets passed at once: not between two known sites
+	held   int        // bytes queued in all lines
 	rng    *rand.Rand
 
 	wake chan struct{} // a packet was queued; buffered, one signal is enough
@@ -94,6 +96,10 @@ func New(cfg Config, log *zap.Logger) (*Emulator, error) {
 	}
 	if e.limit == 0 {
 		e.limit = DefaultQueueBytes
+	}
+	e.total = cfg.TotalBytes
+	if e.total == 0 {
+		e.total = DefaultTotalBytes
 	}
 	for i := range e.lines {
 		e.lines[i].limit = e.limit
@@ -179,9 +185,10 @@ func (e *Emulator) enqueue(pkt []byte, now time.Time) bool {
 		e.counts[i].Down++
 	case e.rng.Float64() < (sa.Loss+sb.Loss)/2:
 		e.counts[i].Lost++
-	case !e.lines[i].push(pkt, now.Add((sa.Delay+sb.Delay)/2)):
+	case e.held+len(pkt) > e.total || !e.lines[i].push(pkt, now.Add((sa.Delay+sb.Delay)/2)):
 		e.counts[i].Overflow++
 	default:
+		e.held += len(pkt)
 		select {
 		case e.wake <- struct{}{}:
 		default:
@@ -202,6 +209,7 @@ func (e *Emulator) due(now time.Time, out []held, pairs []int) ([]held, []int, t
 		out = e.lines[i].popDue(now, out)
 		for j := before; j < len(out); j++ {
 			pairs = append(pairs, i)
+			e.held -= len(out[j].pkt)
 		}
 		if t, ok := e.lines[i].next(); ok && (!have || t.Before(next)) {
 			next, have = t, true
@@ -302,7 +310,7 @@ func (e *Emulator) SetDown(site int, down bool) error {
 		for j := range n {
 			for _, i := range []int{(site-1)*n + j, j*n + site - 1} {
 				e.counts[i].Down += uint64(len(e.lines[i].q) - e.lines[i].head)
-				e.lines[i].drain()
+				e.held -= e.lines[i].drain()
 			}
 		}
 	}

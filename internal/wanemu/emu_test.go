@@ -207,6 +207,21 @@ func TestBound(t *testing.T) {
 	if st.Pairs[0].Queued != 84 || st.Total.Overflow != 6 {
 		t.Errorf("queued %d bytes, %d dropped; want 84 (4 packets) and 6", st.Pairs[0].Queued, st.Total.Overflow)
 	}
+	// The bound over all pairs: 150 bytes, of which s1->s2 holds 84.
+	cfg.TotalBytes = 150
+	if e, err = New(cfg, nil); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 4 {
+		e.enqueue(packet("10.203.1.1", "10.203.2.1", byte(i)), time.Now())
+		e.enqueue(packet("10.203.2.1", "10.203.1.1", byte(i)), time.Now())
+	}
+	if st := e.Stats(); st.Total.Overflow != 1 || e.held != 147 {
+		t.Errorf("bound over all pairs: %d dropped, %d bytes held; want 1 and 147", st.Total.Overflow, e.held)
+	}
+	if err := e.SetDown(1, true); err != nil || e.held != 0 {
+		t.Errorf("after down: %d bytes held, %v", e.held, err)
+	}
 }
 
 // TestDown: a site whose link is down passes nothing; what its pairs held is dropped.
