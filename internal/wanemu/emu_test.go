@@ -2,10 +2,13 @@ package wanemu
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"net"
 	"net/netip"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -318,9 +321,41 @@ func TestControl(t *testing.T) {
 	if rep, err := Control(ctx, path, Request{Op: "stats"}); err != nil || !rep.Stats.Sites[0].Down {
 		t.Errorf("stats after down: %+v, %v", rep.Stats.Sites, err)
 	}
+	conn, err := net.Dial("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.Write([]byte("not json\n")); err != nil {
+		t.Fatal(err)
+	}
+	var garbled Reply
+	if err := json.NewDecoder(conn).Decode(&garbled); err != nil || !strings.Contains(garbled.Error, "bad request") {
+		t.Errorf("a request that is not JSON: %+v, %v", garbled.Error, err)
+	}
 	for _, req := range []Request{{Op: "set", Site: 9}, {Op: "nonesuch"}, {Op: "set", Site: 1, Loss: 2}} {
 		if _, err := Control(ctx, path, req); !errors.Is(err, ErrControl) {
 			t.Errorf("%+v: %v, want ErrControl", req, err)
+		}
+	}
+}
+
+// TestMainFails: the program refuses a missing configuration, a bad one, and a TUN device
+// it cannot attach to, with an exit code and a reason.
+func TestMainFails(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.json")
+	if err := os.WriteFile(bad, []byte(`{"sites": []}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	noDev := filepath.Join(dir, "nodev.json")
+	if err := os.WriteFile(noDev, []byte(`{"device": "ibis-nonesuch0", "sites": [{"name": "s1"}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{nil, {"-config", filepath.Join(dir, "none.json")}, {"-config", bad}, {"-config", noDev}} {
+		var out strings.Builder
+		if code := Main(args, &out); code == 0 || out.Len() == 0 {
+			t.Errorf("Main(%q): exit %d, %q; want a failure and why", args, code, out.String())
 		}
 	}
 }
