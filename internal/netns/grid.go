@@ -109,14 +109,14 @@ func NewGrid(ctx context.Context, sites []SiteSpec, opts ...Option) (*Grid, erro
 	if total > 1000 {
 		return nil, fmt.Errorf("%w: %d hosts in all (at most 1000)", ErrInvalid, total)
 	}
+	if err := validPrefix(cfg.prefix); err != nil {
+		return nil, err
+	}
 	if os.Geteuid() != 0 {
 		return nil, fmt.Errorf("%w: not root", ErrUnavailable)
 	}
 	if _, err := exec.LookPath("ip"); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrUnavailable, err)
-	}
-	if err := validPrefix(cfg.prefix); err != nil {
-		return nil, err
 	}
 	if cfg.prefix == "" {
 		var id [4]byte

@@ -60,3 +60,14 @@ func TestBuildAndDelete(t *testing.T) {
 		}
 	}
 }
+
+func TestGridInvalid(t *testing.T) {
+	for _, sites := range [][]SiteSpec{nil, {{Hosts: 0}}, {{Hosts: 251}}, {{Hosts: 1, Rate: 10}}, make([]SiteSpec, 65)} {
+		if _, err := NewGrid(context.Background(), sites); !errors.Is(err, ErrInvalid) {
+			t.Errorf("NewGrid(%d sites): %v, want ErrInvalid", len(sites), err)
+		}
+	}
+	if _, err := NewGrid(context.Background(), []SiteSpec{{Hosts: 1}}, WithPrefix("Bad")); !errors.Is(err, ErrInvalid) {
+		t.Errorf("NewGrid with prefix Bad: %v, want ErrInvalid", err)
+	}
+}

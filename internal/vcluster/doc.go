@@ -2,7 +2,14 @@
 // must run across hosts: N hosts h1..hN, each a Linux network namespace (internal/netns)
 // with its own address on one bridge, its own host name and /etc/hosts naming every host;
 // optionally a rate limit per link, SLURM (one slurmctld on h1, one slurmd per host, a
-// private munged) and Open MPI's mpirun across the hosts.
+// private munged) and Open MPI's mpirun across the hosts. With WithSites the hosts are
+// spread over sites, each a bridge and a gateway, joined by a router whose link emulator
+// (internal/wanemu) delays and drops the packets between sites; sites may be firewalled
+// or behind NAT (sites.go, wan.go).
+//
+// A binary that links this package plays the cluster's own parts when IBIS_VCLUSTER_SELF
+// names one (the link emulator, the probes of MeasureRTT and MeasureTransfer): init does
+// so and exits, so that a test binary needs no other program.
 //
 // A process runs on a host through Cluster.Command or the prefix Cluster.Exec gives:
 // `nsenter --net` into the host's namespace, then `unshare --mount --uts`, which gives the

@@ -218,6 +218,7 @@ func TestGridInvalid(t *testing.T) {
 		{WithSites(2, 2), WithFirewall(3)},
 		{WithSites(2, 2), WithNAT(0)},
 		{WithFirewall(1)},
+		{WithSites(2, 1), WithNAT(2), WithSlurm()},
 	} {
 		if _, err := Up(ctx, opts...); !errors.Is(err, ErrInvalid) {
 			t.Errorf("Up: %v, want ErrInvalid", err)

@@ -97,6 +97,9 @@ func (c *config) checkGrid() error {
 	if c.queueBytes < 0 {
 		return fmt.Errorf("%w: wide-area queue of %d bytes", ErrInvalid, c.queueBytes)
 	}
+	if c.slurm && (len(c.firewall) > 0 || len(c.nat) > 0) {
+		return fmt.Errorf("%w: SLURM needs every host to reach h1 and h1 every host: no firewalled or NATed site", ErrInvalid)
+	}
 	for _, k := range append(slices.Clone(c.firewall), c.nat...) {
 		if k < 1 || k > c.sites {
 			return fmt.Errorf("%w: site %d (the grid has sites 1 to %d)", ErrInvalid, k, c.sites)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"time"
 
@@ -38,10 +39,8 @@ func (c *Cluster) startEmulator(ctx context.Context, cfg config) error {
 		}
 		env = []string{envSelf + "=wanemu"}
 	}
-	// The emulator stands in for the kernel's network path, which does not wait behind
-	// processes for a CPU: it runs at a higher priority than the hosts' programs.
-	d, err := startDaemon("wanemu", filepath.Join(c.dir, "wanemu.log"), env,
-		"nice", "-n", "-10", "nsenter", "--net=/run/netns/"+c.st.Router, "--", prog, "-config", conf)
+	argv := append(emulatorPriority(ctx), "nsenter", "--net=/run/netns/"+c.st.Router, "--", prog, "-config", conf)
+	d, err := startDaemon("wanemu", filepath.Join(c.dir, "wanemu.log"), env, argv...)
 	if err != nil {
 		return err
 	}
@@ -62,6 +61,21 @@ func (c *Cluster) startEmulator(ctx context.Context, cfg config) error {
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
+}
+
+// emulatorPriority is the command prefix that runs the emulator ahead of the hosts'
+// programs: it stands in for the kernel's network path, which does not queue behind
+// processes for a CPU. Real-time (chrt -f) where allowed, else nice -10, else nothing.
+// Under a loaded CPU this keeps its added delay near a tenth of a millisecond instead of
+// milliseconds; it sleeps between packets, and the kernel keeps a share of each second
+// for other processes whatever real-time processes do.
+func emulatorPriority(ctx context.Context) []string {
+	for _, p := range [][]string{{"chrt", "-f", "20"}, {"nice", "-n", "-10"}} {
+		if exec.CommandContext(ctx, p[0], append(p[1:], "true")...).Run() == nil {
+			return p
+		}
+	}
+	return nil
 }
 
 // ErrNoGrid reports a wide-area operation on a cluster built without WithSites.

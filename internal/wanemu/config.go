@@ -19,6 +19,9 @@ const MaxSites = 64
 // than 100 Mbit/s for 50 ms in flight, a few MiB of memory per pair at most.
 const DefaultQueueBytes = 4 << 20
 
+// DefaultTotalBytes bounds the bytes held over all pairs where Config.TotalBytes is 0.
+const DefaultTotalBytes = 64 << 20
+
 // Site is one site's link to the router.
 type Site struct {
 	// Name is the site's name (s1, s2, ...), in logs and statistics.
@@ -40,8 +43,10 @@ type Config struct {
 	Device string `json:"device"`
 	// Control is the path of the unix socket that Set and Stats talk to; none when empty.
 	Control string `json:"control"`
-	// QueueBytes bounds the bytes held per pair of sites (default DefaultQueueBytes).
+	// QueueBytes bounds the bytes held per pair of sites (default DefaultQueueBytes),
+	// TotalBytes those held over all pairs (default DefaultTotalBytes).
 	QueueBytes int    `json:"queue_bytes"`
+	TotalBytes int    `json:"total_bytes"`
 	Sites      []Site `json:"sites"`
 }
 
@@ -53,8 +58,8 @@ func (c *Config) validate() error {
 	if len(c.Sites) < 1 || len(c.Sites) > MaxSites {
 		return fmt.Errorf("%w: %d sites (1 to %d)", ErrInvalid, len(c.Sites), MaxSites)
 	}
-	if c.QueueBytes < 0 {
-		return fmt.Errorf("%w: queue bound %d bytes", ErrInvalid, c.QueueBytes)
+	if c.QueueBytes < 0 || c.TotalBytes < 0 {
+		return fmt.Errorf("%w: queue bounds %d and %d bytes", ErrInvalid, c.QueueBytes, c.TotalBytes)
 	}
 	for i, s := range c.Sites {
 		if err := checkLink(s.Delay, s.Loss); err != nil {

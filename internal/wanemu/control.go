@@ -72,25 +72,28 @@ func (e *Emulator) answer(conn net.Conn) {
 	if err == nil {
 		err = json.Unmarshal(line, &req)
 	}
-	switch {
-	case err != nil:
+	if err != nil {
 		rep.Error = fmt.Sprintf("bad request: %v", err)
-		err = nil
-	case req.Op == "set":
-		err = e.SetLink(req.Site, req.Delay, req.Loss)
-	case req.Op == "down" || req.Op == "up":
-		err = e.SetDown(req.Site, req.Op == "down")
-	case req.Op == "stats":
-	default:
-		err = fmt.Errorf("%w: unknown op %q (set, down, up, stats)", ErrInvalid, req.Op)
-	}
-	if err != nil && rep.Error == "" {
+	} else if err := e.do(req); err != nil {
 		rep.Error = err.Error()
 	}
 	rep.Stats = e.Stats()
 	if err := json.NewEncoder(conn).Encode(rep); err != nil {
 		e.log.Warn("wanemu: answering a control request", zap.Error(err))
 	}
+}
+
+// do carries out a well-formed request.
+func (e *Emulator) do(req Request) error {
+	switch req.Op {
+	case "set":
+		return e.SetLink(req.Site, req.Delay, req.Loss)
+	case "down", "up":
+		return e.SetDown(req.Site, req.Op == "down")
+	case "stats":
+		return nil
+	}
+	return fmt.Errorf("%w: unknown op %q (set, down, up, stats)", ErrInvalid, req.Op)
 }
 
 // Control sends req to the emulator listening on the unix socket path and returns its reply.

@@ -13,6 +13,7 @@
 // for all sites the one-way delay between any two is that setting (the round trip twice
 // it). A site whose link is down passes nothing to or from the other sites.
 //
-// Memory is bounded: each pair of sites queues at most Config.QueueBytes bytes; a packet
-// beyond that is dropped (tail drop) and counted.
+// Memory is bounded: each pair of sites queues at most Config.QueueBytes bytes, and all
+// pairs together Config.TotalBytes; a packet beyond either is dropped (tail drop) and
+// counted.
 package wanemu

@@ -33,6 +33,18 @@ type Counters struct {
 	Overflow uint64 `json:"overflow"`  // dropped because the pair's queue was full
 	Down     uint64 `json:"down"`      // dropped because a site's link was down
 	WriteErr uint64 `json:"write_err"` // the device refused them
+	// Late is the sum of how much later than due the passed packets were written,
+	// LateMax the most: the emulator's own error on top of the delay.
+	Late    time.Duration `json:"late_ns"`
+	LateMax time.Duration `json:"late_max_ns"`
+}
+
+// MeanLate is the mean of how late the passed packets were written.
+func (c Counters) MeanLate() time.Duration {
+	if c.Packets == 0 {
+		return 0
+	}
+	return c.Late / time.Duration(c.Packets)
 }
 
 func (c *Counters) add(o Counters) {
@@ -42,19 +54,23 @@ func (c *Counters) add(o Counters) {
 	c.Overflow += o.Overflow
 	c.Down += o.Down
 	c.WriteErr += o.WriteErr
+	c.Late += o.Late
+	c.LateMax = max(c.LateMax, o.LateMax)
 }
 
 // Emulator is the delay line between the sites. Run drives it; Set and Stats may be
 // called while it runs.
 type Emulator struct {
 	log   *zap.Logger
-	limit int
+	limit int // bytes per pair
+	total int // bytes in all, over all pairs
 
 	mu     sync.Mutex
 	sites  []Site
 	lines  []line     // pair (a, b) at a*len(sites)+b
 	counts []Counters // likewise
 	other  uint64     // packets passed at once: not between two known sites
+	held   int        // bytes queued in all lines
 	rng    *rand.Rand
 
 	wake chan struct{} // a packet was queued; buffered, one signal is enough
@@ -80,6 +96,10 @@ func New(cfg Config, log *zap.Logger) (*Emulator, error) {
 	}
 	if e.limit == 0 {
 		e.limit = DefaultQueueBytes
+	}
+	e.total = cfg.TotalBytes
+	if e.total == 0 {
+		e.total = DefaultTotalBytes
 	}
 	for i := range e.lines {
 		e.lines[i].limit = e.limit
@@ -165,9 +185,10 @@ func (e *Emulator) enqueue(pkt []byte, now time.Time) bool {
 		e.counts[i].Down++
 	case e.rng.Float64() < (sa.Loss+sb.Loss)/2:
 		e.counts[i].Lost++
-	case !e.lines[i].push(pkt, now.Add((sa.Delay+sb.Delay)/2)):
+	case e.held+len(pkt) > e.total || !e.lines[i].push(pkt, now.Add((sa.Delay+sb.Delay)/2)):
 		e.counts[i].Overflow++
 	default:
+		e.held += len(pkt)
 		select {
 		case e.wake <- struct{}{}:
 		default:
@@ -178,7 +199,7 @@ func (e *Emulator) enqueue(pkt []byte, now time.Time) bool {
 
 // due takes the packets due at now from every line, with their pair, and says when the
 // next one is due (ok false: none is queued).
-func (e *Emulator) due(now time.Time, out [][]byte, pairs []int) ([][]byte, []int, time.Time, bool) {
+func (e *Emulator) due(now time.Time, out []held, pairs []int) ([]held, []int, time.Time, bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	var next time.Time
@@ -188,6 +209,7 @@ func (e *Emulator) due(now time.Time, out [][]byte, pairs []int) ([][]byte, []in
 		out = e.lines[i].popDue(now, out)
 		for j := before; j < len(out); j++ {
 			pairs = append(pairs, i)
+			e.held -= len(out[j].pkt)
 		}
 		if t, ok := e.lines[i].next(); ok && (!have || t.Before(next)) {
 			next, have = t, true
@@ -200,16 +222,17 @@ func (e *Emulator) due(now time.Time, out [][]byte, pairs []int) ([][]byte, []in
 func (e *Emulator) release(ctx context.Context, dev io.Writer) {
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
-	var out [][]byte
+	var out []held
 	var pairs []int
 	for {
 		var next time.Time
 		var have bool
 		out, pairs, next, have = e.due(time.Now(), out[:0], pairs[:0])
 		var sent []Counters
-		for _, pkt := range out {
-			c := Counters{Packets: 1, Bytes: uint64(len(pkt))}
-			if _, err := dev.Write(pkt); err != nil {
+		for _, h := range out {
+			late := time.Since(h.due)
+			c := Counters{Packets: 1, Bytes: uint64(len(h.pkt)), Late: late, LateMax: late}
+			if _, err := dev.Write(h.pkt); err != nil {
 				if errors.Is(err, os.ErrClosed) {
 					return
 				}
@@ -287,7 +310,7 @@ func (e *Emulator) SetDown(site int, down bool) error {
 		for j := range n {
 			for _, i := range []int{(site-1)*n + j, j*n + site - 1} {
 				e.counts[i].Down += uint64(len(e.lines[i].q) - e.lines[i].head)
-				e.lines[i].drain()
+				e.held -= e.lines[i].drain()
 			}
 		}
 	}

@@ -2,10 +2,13 @@ package wanemu
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"net"
 	"net/netip"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -207,6 +210,21 @@ func TestBound(t *testing.T) {
 	if st.Pairs[0].Queued != 84 || st.Total.Overflow != 6 {
 		t.Errorf("queued %d bytes, %d dropped; want 84 (4 packets) and 6", st.Pairs[0].Queued, st.Total.Overflow)
 	}
+	// The bound over all pairs: 150 bytes, of which s1->s2 holds 84.
+	cfg.TotalBytes = 150
+	if e, err = New(cfg, nil); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 4 {
+		e.enqueue(packet("10.203.1.1", "10.203.2.1", byte(i)), time.Now())
+		e.enqueue(packet("10.203.2.1", "10.203.1.1", byte(i)), time.Now())
+	}
+	if st := e.Stats(); st.Total.Overflow != 1 || e.held != 147 {
+		t.Errorf("bound over all pairs: %d dropped, %d bytes held; want 1 and 147", st.Total.Overflow, e.held)
+	}
+	if err := e.SetDown(1, true); err != nil || e.held != 0 {
+		t.Errorf("after down: %d bytes held, %v", e.held, err)
+	}
 }
 
 // TestDown: a site whose link is down passes nothing; what its pairs held is dropped.
@@ -247,7 +265,7 @@ func TestLoweredDelayKeepsOrder(t *testing.T) {
 		t.Fatalf("popped %v before the first was due", out)
 	}
 	out := l.popDue(now.Add(time.Second), nil)
-	if len(out) != 2 || out[0][0] != 1 || out[1][0] != 2 {
+	if len(out) != 2 || out[0].pkt[0] != 1 || out[1].pkt[0] != 2 {
 		t.Errorf("popped %v, want [1] [2]", out)
 	}
 }
@@ -303,9 +321,41 @@ func TestControl(t *testing.T) {
 	if rep, err := Control(ctx, path, Request{Op: "stats"}); err != nil || !rep.Stats.Sites[0].Down {
 		t.Errorf("stats after down: %+v, %v", rep.Stats.Sites, err)
 	}
+	conn, err := net.Dial("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.Write([]byte("not json\n")); err != nil {
+		t.Fatal(err)
+	}
+	var garbled Reply
+	if err := json.NewDecoder(conn).Decode(&garbled); err != nil || !strings.Contains(garbled.Error, "bad request") {
+		t.Errorf("a request that is not JSON: %+v, %v", garbled.Error, err)
+	}
 	for _, req := range []Request{{Op: "set", Site: 9}, {Op: "nonesuch"}, {Op: "set", Site: 1, Loss: 2}} {
 		if _, err := Control(ctx, path, req); !errors.Is(err, ErrControl) {
 			t.Errorf("%+v: %v, want ErrControl", req, err)
+		}
+	}
+}
+
+// TestMainFails: the program refuses a missing configuration, a bad one, and a TUN device
+// it cannot attach to, with an exit code and a reason.
+func TestMainFails(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.json")
+	if err := os.WriteFile(bad, []byte(`{"sites": []}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	noDev := filepath.Join(dir, "nodev.json")
+	if err := os.WriteFile(noDev, []byte(`{"device": "ibis-nonesuch0", "sites": [{"name": "s1"}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{nil, {"-config", filepath.Join(dir, "none.json")}, {"-config", bad}, {"-config", noDev}} {
+		var out strings.Builder
+		if code := Main(args, &out); code == 0 || out.Len() == 0 {
+			t.Errorf("Main(%q): exit %d, %q; want a failure and why", args, code, out.String())
 		}
 	}
 }

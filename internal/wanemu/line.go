@@ -41,10 +41,10 @@ func (l *line) next() (time.Time, bool) {
 }
 
 // popDue appends to out the packets due at now or before, in order, and removes them.
-func (l *line) popDue(now time.Time, out [][]byte) [][]byte {
+func (l *line) popDue(now time.Time, out []held) []held {
 	for l.head < len(l.q) && !l.q[l.head].due.After(now) {
 		h := &l.q[l.head]
-		out = append(out, h.pkt)
+		out = append(out, *h)
 		l.bytes -= len(h.pkt)
 		*h = held{}
 		l.head++

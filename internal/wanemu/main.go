@@ -95,7 +95,8 @@ func run(path string, log *zap.Logger) error {
 func logStats(log *zap.Logger, st Stats) {
 	log.Info("wanemu: counters", zap.Uint64("packets", st.Total.Packets), zap.Uint64("bytes", st.Total.Bytes),
 		zap.Uint64("lost", st.Total.Lost), zap.Uint64("overflow", st.Total.Overflow),
-		zap.Uint64("down", st.Total.Down), zap.Uint64("write_err", st.Total.WriteErr), zap.Uint64("other", st.Other))
+		zap.Uint64("down", st.Total.Down), zap.Uint64("write_err", st.Total.WriteErr), zap.Uint64("other", st.Other),
+		zap.Duration("mean_late", st.Total.MeanLate()), zap.Duration("max_late", st.Total.LateMax))
 	for _, p := range st.Pairs {
 		log.Info("wanemu: pair", zap.String("from", p.From), zap.String("to", p.To),
 			zap.Uint64("packets", p.Packets), zap.Uint64("bytes", p.Bytes), zap.Uint64("lost", p.Lost),

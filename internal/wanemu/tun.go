@@ -2,16 +2,21 @@ package wanemu
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"time"
 
 	"golang.org/x/sys/unix"
 )
 
-// OpenTUN attaches to the TUN device name (made beforehand, e.g. by `ip tuntap add mode tun`,
-// which has no packet information header) and returns it: each Read is one IP packet, each
+// OpenTUN attaches to the TUN device name, which must exist (made beforehand, e.g. by
+// `ip tuntap add mode tun`, which has no packet information header), and returns it: each Read is one IP packet, each
 // Write sends one. Closing it ends a Read under way.
 func OpenTUN(name string) (*os.File, error) {
+	// TUNSETIFF would make a device that does not exist, in whatever namespace this is.
+	if _, err := net.InterfaceByName(name); err != nil {
+		return nil, fmt.Errorf("wanemu: TUN device %q: %w", name, err)
+	}
 	fd, err := unix.Open("/dev/net/tun", unix.O_RDWR|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, fmt.Errorf("wanemu: opening /dev/net/tun: %w", err)

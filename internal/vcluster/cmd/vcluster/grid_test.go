@@ -31,7 +31,7 @@ func TestGridCommands(t *testing.T) {
 	}
 	out := do("up", "-sites", "2", "-hosts-per-site", "1", "-wan-delay", "2ms", "-wan-loss", "0.1%", "-firewall", "2")
 	if !strings.Contains(out, "h2   10.203.2.1") || !strings.Contains(out, "site s2: 10.203.2.0/24, hosts h2") ||
-		!strings.Contains(out, "firewall") {
+		!strings.Contains(out, "firewall") || !strings.Contains(out, "wide-area link of s2: delay 2ms, loss 0.1%, down false") {
 		t.Errorf("up printed:\n%s", out)
 	}
 	do("wan", "set", "1", "3ms", "0")

@@ -186,6 +186,15 @@ func status(w io.Writer) error {
 		}
 		fmt.Fprintln(w)
 	}
+	if len(c.Sites()) > 0 {
+		st, err := c.WANStats(context.Background())
+		if err != nil {
+			return err
+		}
+		for _, s := range st.Sites {
+			fmt.Fprintf(w, "wide-area link of %s: delay %v, loss %g%%, down %v\n", s.Name, s.Delay, s.Loss*100, s.Down)
+		}
+	}
 	if conf := c.SlurmConf(); conf != "" {
 		fmt.Fprintf(w, "SLURM_CONF=%s\n", conf)
 		cmd := c.Slurm(context.Background(), "h1", "sinfo", "-N")
