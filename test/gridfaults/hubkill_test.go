@@ -46,8 +46,9 @@ func hubKilled(t *testing.T, impl string, second bool) {
 	env := poolEnv(reg, impl, ipl.EnvHub+"="+hubs)
 	recv := startChild(t, c, "h3", "receiver", env...)
 	recv.must(ctx, t, "ready")
-	// With one hub, the new Connect has no route left: a firewall drops the direct dial's
-	// packets, so it fails when its deadline ends.
+	// With one hub, the new Connect has no route left: the relay is refused and a
+	// firewall drops the direct dial's packets; the receiver published itself closed, so
+	// that dial gives up after a second and the Connect fails before its deadline.
 	send := startChild(t, c, "h5", "sender", append(env, envRetry+"=300", envConnectWait+"="+retryWait.String())...)
 	if got := send.must(ctx, t, "connected epoch=0 "); num(t, got, "relayed") != 1 {
 		t.Fatalf("the first connection: %s; want a relayed one", got)

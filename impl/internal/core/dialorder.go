@@ -91,7 +91,7 @@ func (in *Instance) dialPeer(ctx context.Context, to ipl.IbisIdentifier, req *Re
 			break
 		}
 		actx, cancel, share := attemptContext(ctx, len(routes)-i)
-		if r.kind == routeDirect && routes[len(routes)-1].kind != routeDirect {
+		if r.kind == routeDirect && (info.closed || routes[len(routes)-1].kind != routeDirect) {
 			r.connectCap = connectCap(info.closed)
 		}
 		l := lost
@@ -138,7 +138,8 @@ func (in *Instance) dialPeer(ctx context.Context, to ipl.IbisIdentifier, req *Re
 // connectCap bounds the TCP connect of a direct attempt (not its handshake) when other
 // routes remain: a connection within a site or across a wide-area link is made well
 // within it, and a firewall that drops the attempt costs no more. A peer that said it
-// is closed gets less.
+// is closed gets less, also when its direct addresses are the last route left (its
+// hubs failed): only a member of its own site reaches it so, and at once.
 func connectCap(closed bool) time.Duration {
 	if closed {
 		return time.Second
