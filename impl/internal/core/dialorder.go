@@ -10,9 +10,10 @@ import (
 	"syscall"
 	"time"
 
+	"go.uber.org/zap"
+
 	"github.com/ibisgo/ibis/internal/addrlist"
 	"github.com/ibisgo/ibis/ipl"
-	"go.uber.org/zap"
 )
 
 // attemptFloor is the least time one address of several gets before the next is tried:

@@ -26,10 +26,13 @@ import (
 
 const (
 	// hubRegisterWait bounds the first registration at the hubs, during Open.
-	hubRegisterWait = 10 * time.Second
+	hubRegisterWait = 5 * time.Second
 	// hubRetryMax bounds the wait between registrations at a hub that went away.
 	hubRetryMax = 10 * time.Second
 )
+
+// probeMagic begins a hub's probe of this member's addresses (hub.AnswerProbe).
+var probeMagic = [4]byte([]byte(hub.ProbeMagic))
 
 // errProbeAnswered is Authenticate's answer to a hub's probe: the transport closes the
 // socket, and nothing is logged.

@@ -185,7 +185,7 @@ func (in *Instance) Authenticate(conn net.Conn) (net.Conn, error) {
 			in.refusals.refused(in.log, "refused a connection: reverse set-up", conn.RemoteAddr(), err)
 		}
 		return nil, err
-	case [4]byte([]byte(hub.ProbeMagic)):
+	case probeMagic:
 		if err := hub.AnswerProbe(conn); err != nil {
 			return nil, fmt.Errorf("answering a hub's probe: %w", err)
 		}
