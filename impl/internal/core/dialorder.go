@@ -95,6 +95,11 @@ func (in *Instance) dialPeer(ctx context.Context, to ipl.IbisIdentifier, req *Re
 		if r.kind == routeDirect && (info.closed || routes[len(routes)-1].kind != routeDirect) {
 			r.connectCap = connectCap(info.closed)
 		}
+		if r.kind == routeReverse && i < len(routes)-1 && share > reverseCap {
+			cancel()
+			actx, cancel = context.WithTimeout(ctx, reverseCap)
+			share = reverseCap
+		}
 		l := lost
 		if r.kind != routeDirect {
 			l = func(err error) { lost(fmt.Errorf("%w ("+routeNote+"%s)", err, r)) }
@@ -147,6 +152,11 @@ func connectCap(closed bool) time.Duration {
 	}
 	return 3 * time.Second
 }
+
+// reverseCap bounds a reverse set-up when other routes remain: a peer that can dial
+// back does so within a registry round trip and a connect, and one behind a firewall
+// that also shields this member never does.
+const reverseCap = 10 * time.Second
 
 // attemptContext bounds one attempt when left routes remain to try: an equal share
 // of the time left, at least attemptFloor; the last route gets all that is left.
@@ -234,6 +244,8 @@ func (e *DialError) hint() string {
 		}
 	}
 	switch {
+	case e.hubs && len(loop) == 0:
+		return fmt.Sprintf("no hub %s/%s published could relay: check that its ibis-hub runs and that both members reach it", e.Peer.Pool, e.Peer.ID)
 	case len(loop) > 0:
 		what := "the loopback address"
 		if len(loop) > 1 {
