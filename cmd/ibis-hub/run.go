@@ -14,6 +14,7 @@ import (
 
 	"github.com/ibisgo/ibis/internal/hub"
 	"github.com/ibisgo/ibis/internal/poolsecrets"
+	"github.com/ibisgo/ibis/internal/serveloop"
 )
 
 // errUsage marks errors in the command line, which the flag package explained on
@@ -146,28 +147,5 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		<-served
 		return fmt.Errorf("write to stdout: %w", err)
 	}
-	var tick <-chan time.Time
-	if cfg.stats > 0 {
-		t := time.NewTicker(cfg.stats)
-		defer t.Stop()
-		tick = t.C
-	}
-	for {
-		select {
-		case <-ctx.Done():
-			log.Info("shutting down", zap.NamedError("cause", context.Cause(ctx)))
-			err := srv.Close()
-			if serr := <-served; serr != nil && err == nil && !errors.Is(serr, hub.ErrClosed) {
-				err = serr
-			}
-			return err
-		case err := <-served:
-			_ = srv.Close()
-			return fmt.Errorf("serve: %w", err)
-		case <-tick:
-			if _, err := fmt.Fprintf(stdout, "%s stats %s\n", time.Now().Format(time.RFC3339), srv.Stats()); err != nil {
-				log.Warn("cannot print statistics", zap.Error(err))
-			}
-		}
-	}
+	return serveloop.Run(ctx, log, srv, served, hub.ErrClosed, stdout, cfg.stats, func() string { return srv.Stats().String() })
 }

@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/ibisgo/ibis/internal/metrics"
+	"github.com/ibisgo/ibis/internal/serveloop"
 	"github.com/ibisgo/ibis/internal/tlsconf"
 	"github.com/ibisgo/ibis/registry"
 )
@@ -267,30 +268,5 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		fmt.Fprintf(out, "ibis-registry metrics on http://%s/metrics\n", ms.Addr())
 	}
 
-	var tick <-chan time.Time
-	if cfg.stats > 0 {
-		t := time.NewTicker(cfg.stats)
-		defer t.Stop()
-		tick = t.C
-	}
-	for {
-		select {
-		case <-ctx.Done():
-			log.Info("shutting down", zap.NamedError("cause", context.Cause(ctx)))
-			err := srv.Close()
-			// Serve may not have started before Close: then it reports ErrClosed,
-			// which is the shutdown asked for, not a failure.
-			if serr := <-served; serr != nil && err == nil && !errors.Is(serr, registry.ErrClosed) {
-				err = serr
-			}
-			return err
-		case err := <-served:
-			_ = srv.Close()
-			return fmt.Errorf("serve: %w", err)
-		case <-tick:
-			if _, err := fmt.Fprintf(out, "%s stats %s\n", time.Now().Format(time.RFC3339), srv.Stats()); err != nil {
-				log.Warn("cannot print statistics", zap.Error(err))
-			}
-		}
-	}
+	return serveloop.Run(ctx, log, srv, served, registry.ErrClosed, out, cfg.stats, func() string { return srv.Stats().String() })
 }
