@@ -5,18 +5,15 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/ibisgo/ibis/internal/selfexec"
+	"github.com/ibisgo/ibis/internal/testbin"
 	"github.com/ibisgo/ibis/internal/vcluster"
 	"github.com/ibisgo/ibis/ipl"
 )
@@ -184,55 +181,14 @@ func num(t *testing.T, s, k string) int64 {
 	return v
 }
 
-// binaries are the commands the tests built, each once per run, in a directory removed
-// when the tests end. They are built without the race detector: the programs users run.
-var binaries struct {
-	mu    sync.Mutex
-	dir   string
-	built map[string]string
-}
-
-const buildTimeout = 5 * time.Minute
+// binaries are the commands the tests run on the grid's hosts, each built once per run.
+var binaries = testbin.New("ibis-gridfaults-bin-")
 
 // binary returns the executable of the module's package pkg, building it on first use.
-func binary(t *testing.T, pkg string) string {
-	t.Helper()
-	binaries.mu.Lock()
-	defer binaries.mu.Unlock()
-	if exe, ok := binaries.built[pkg]; ok {
-		return exe
-	}
-	if binaries.dir == "" {
-		dir, err := os.MkdirTemp("", "ibis-gridfaults-bin-")
-		if err != nil {
-			t.Fatal(err)
-		}
-		binaries.dir, binaries.built = dir, map[string]string{}
-	}
-	exe := filepath.Join(binaries.dir, filepath.Base(pkg))
-	ctx, cancel := context.WithTimeout(context.Background(), buildTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", exe, pkg)
-	cmd.Dir = filepath.Join("..", "..")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build %s: %v\n%s", pkg, err, out)
-	}
-	binaries.built[pkg] = exe
-	return exe
-}
+func binary(t *testing.T, pkg string) string { return binaries.Binary(t, pkg) }
 
-func removeBinaries() error {
-	binaries.mu.Lock()
-	defer binaries.mu.Unlock()
-	if binaries.dir == "" {
-		return nil
-	}
-	if err := os.RemoveAll(binaries.dir); err != nil {
-		return fmt.Errorf("removing the built programs: %w", err)
-	}
-	binaries.dir, binaries.built = "", nil
-	return nil
-}
+// removeBinaries deletes what binary built.
+func removeBinaries() error { return binaries.Remove() }
 
 // memberID matches a port identifier's pool, member and published address, which make a
 // loss's error hundreds of characters long.
