@@ -14,8 +14,8 @@
 #    is firewalled and site 3 NATed: the connections reversed and relayed, and the checksums
 #    against those of 1.
 # 4. A route table: fib (RS, -v) with 12 processes on 6 sites of 2 hosts (open, firewalled,
-#    NAT, open, firewalled, NAT), over tcp and nio: the route every connection took, from
-#    the processes' debug logs, by the kinds of the two sites.
+#    NAT, open, firewalled, NAT), over tcp and nio, once a round: the route every connection
+#    took, from the processes' debug logs, by the kinds of the two sites.
 # Each grid is built with the vcluster command (cluster id ivc-gridbench or
 # $IBIS_VCLUSTER_ID; loss 0), with an ibis-registry and an ibis-hub on h1 (site 1); every
 # process starts on its host with IBIS_REGISTRY, IBIS_POOL, IBIS_POOL_SIZE, IBIS_RANK,
@@ -195,17 +195,19 @@ grid_down
 say "grid: 6 sites of 2 hosts, sites 2 and 5 firewalled, 3 and 6 NAT"
 hps=2
 grid_up -sites 6 -hosts-per-site 2 -wan-delay "$DELAY" -wan-rate "$RATE" -firewall 2,5 -nat 3,6
-for impl in tcp nio; do
-  pool "routes-$impl" "$(for h in $(seq 12); do echo -n "h$h "; done)" fib -impl "$impl" -n 42 -threshold 16 -steal rs -v -progress 0 -timeout 5m
-  for f in "$tmp"/err.*; do
-    # Each connection's "connected" line, preceded by one that names its route where it
-    # took another than a direct dial: "SRC-IP PEER-IP ROUTE".
-    grep -P '\t(connected|connected by another route than a direct dial)\t' "$f" | awk -F'\t' '{ print $NF }' |
-      jq -r 'if .route then "R \(.ibis | capture("@(?<ip>[0-9.]+):").ip) \(.peer | capture("@(?<ip>[0-9.]+):").ip) \(.route | split(" ")[0])"
-             else "C \(.ibis | capture("@(?<ip>[0-9.]+):").ip) \(.to | capture("@(?<ip>[0-9.]+):").ip)" end' |
-      awk -v impl="$impl" '$1 == "R" { pending[$3] = $4; next } { r = ($3 in pending) ? pending[$3] : "direct"; delete pending[$3]; print impl, $2, $3, r }'
-  done >>"$tmp/routes"
-  say "route probe over $impl: $(grep -c "^$impl " "$tmp/routes") connections"
+for round in $(seq "$ROUNDS"); do
+  for impl in tcp nio; do
+    pool "routes-$impl" "$(for h in $(seq 12); do echo -n "h$h "; done)" fib -impl "$impl" -n 42 -threshold 16 -steal rs -v -progress 0 -timeout 5m
+    for f in "$tmp"/err.*; do
+      # Each connection's "connected" line, preceded by one that names its route where it
+      # took another than a direct dial: "SRC-IP PEER-IP ROUTE".
+      grep -P '\t(connected|connected by another route than a direct dial)\t' "$f" | awk -F'\t' '{ print $NF }' |
+        jq -r 'if .route then "R \(.ibis | capture("@(?<ip>[0-9.]+):").ip) \(.peer | capture("@(?<ip>[0-9.]+):").ip) \(.route | split(" ")[0])"
+               else "C \(.ibis | capture("@(?<ip>[0-9.]+):").ip) \(.to | capture("@(?<ip>[0-9.]+):").ip)" end' |
+        awk -v impl="$impl" '$1 == "R" { pending[$3] = $4; next } { r = ($3 in pending) ? pending[$3] : "direct"; delete pending[$3]; print impl, $2, $3, r }'
+    done >>"$tmp/routes"
+    say "round $round: route probe over $impl: $(grep -c "^$impl " "$tmp/routes") connections so far"
+  done
 done
 grid_down
 
@@ -280,7 +282,7 @@ awk "$median"'
     median(t[a[i] " closed"]) / median(t[a[i] " open"]), n[a[i] " closed"] }' "$tmp/apps"
 echo
 echo "Route table: every connection of fib -steal rs on 12 processes, 6 sites of 2 hosts (1 open, 2 firewalled, 3 NAT, 4 open,"
-echo "5 firewalled, 6 NAT), by the kinds of the sending and the receiving site: routes taken (connections), tcp and nio:"
+echo "5 firewalled, 6 NAT), $ROUNDS runs each, by the kinds of the sending and the receiving site: routes taken (connections):"
 echo
 echo "| from | to | tcp | nio |"
 echo "|---|---|---|---|"
@@ -288,7 +290,7 @@ kinds=$(for s in "${!kind[@]}"; do echo -n "$s=${kind[$s]} "; done)
 awk -v kinds="$kinds" '
   function site(ip,   o) { split(ip, o, "."); return o[3] }
   BEGIN { n = split(kinds, kv, " "); for (i = 1; i <= n; i++) { split(kv[i], x, "="); kind[x[1]] = x[2] } }
-  { a = site($2); b = site($3); from = kind[a]; to = (a == b) ? "the same site" : kind[b]; k = from "|" to
+  { a = site($2); b = site($3); from = kind[a]; to = (a == b) ? "its own site" : kind[b]; k = from "|" to
     cnt[k "|" $1 "|" $4]++; if (!(k in seen)) { seen[k] = 1; keys[++m] = k } }
   END {
     for (i = 1; i <= m; i++) {

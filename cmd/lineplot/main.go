@@ -57,7 +57,7 @@ func run(r io.Reader, out, title, xlabel, ylabel string) error {
 	p.Y.Label.Text = ylabel
 	var args []any
 	xs := map[float64]bool{}
-	for _, s := range series {
+	for i, s := range series {
 		pts := make(plotter.XYs, len(s.xs))
 		bars := make(plotter.YErrors, len(s.xs))
 		for i, x := range s.xs {
@@ -73,6 +73,7 @@ func run(r io.Reader, out, title, xlabel, ylabel string) error {
 		if err != nil {
 			return fmt.Errorf("lineplot: %s: %w", s.name, err)
 		}
+		eb.Color = plotutil.Color(i) // the series' own, as AddLinePoints gives its line
 		p.Add(eb)
 		args = append(args, s.name, pts)
 	}
