@@ -206,6 +206,10 @@ func (rt *Runtime) sendNow(p *peer, h *header, payload func(writer) error, withi
 			return errors.Join(fmt.Errorf("dc: connecting to %s: %w", id, err), sp.Close())
 		}
 		p.sp = sp
+		st := sp.Stats()
+		rt.conns.Add(st.ConnectionsMade)
+		rt.connsReversed.Add(st.ConnectionsReversed)
+		rt.connsRelayed.Add(st.ConnectionsRelayed)
 	}
 	var m ipl.WriteMessage
 	m, err = p.sp.NewMessage(ctx)

@@ -250,6 +250,9 @@ func (rt *Runtime) ownStats() Stats {
 	s.Forwarded = rt.forwarded.Load()
 	s.Requeued = rt.requeued.Load()
 	s.WideAreaMessages = rt.wideArea.Load()
+	s.Connections = rt.conns.Load()
+	s.ConnectionsReversed = rt.connsReversed.Load()
+	s.ConnectionsRelayed = rt.connsRelayed.Load()
 	return s
 }
 

@@ -80,6 +80,11 @@ type Runtime struct {
 	asyncSteals atomic.Int64 // wide-area steals of CRS that brought a job
 	pubSpawned  atomic.Int64 // the worker's counts as last published (Progress)
 	pubExecuted atomic.Int64
+
+	// The connections the peers' send ports made, and of them the ones that took
+	// another route than a direct dial (Stats.Connections...).
+	conns, connsReversed, connsRelayed atomic.Int64
+
 	// regLost is why the registry is lost for good (nil while it is not): the run
 	// goes on while the other processes answer; a send that fails then ends it.
 	regLost atomic.Pointer[string]

@@ -28,6 +28,12 @@ type Stats struct {
 	WideAreaMessages int64 `msgpack:"wide_area_messages" json:"wide_area_messages"`
 	// Idle is the time the worker spent looking for work.
 	Idle time.Duration `msgpack:"idle_ns" json:"idle_ns"`
+	// Connections this process's send ports made, and of them those that took another
+	// route than a direct dial (ipl.PortStats): on a grid with firewalls and NAT, where
+	// a peer could be reached only by reverse set-up or through a relay hub.
+	Connections         int64 `msgpack:"connections" json:"connections"`
+	ConnectionsReversed int64 `msgpack:"connections_reversed" json:"connections_reversed"`
+	ConnectionsRelayed  int64 `msgpack:"connections_relayed" json:"connections_relayed"`
 }
 
 // add sums s into t.
@@ -42,6 +48,9 @@ func (t *Stats) add(s Stats) {
 	t.Requeued += s.Requeued
 	t.WideAreaMessages += s.WideAreaMessages
 	t.Idle += s.Idle
+	t.Connections += s.Connections
+	t.ConnectionsReversed += s.ConnectionsReversed
+	t.ConnectionsRelayed += s.ConnectionsRelayed
 }
 
 // AttemptsPerSteal is steal requests per successful steal (0 when nothing was stolen).
@@ -93,4 +102,7 @@ func (r Report) Print(w io.Writer) {
 		fmt.Fprintf(w, "%-8s %-8s %10d %10d %9d %8d %8.2f %9d %8d %9d %10s\n", s.Process, s.Site, s.Spawned, s.Executed,
 			s.StealAttempts, s.Steals, s.AttemptsPerSteal(), s.Forwarded, s.Given, s.WideAreaMessages, s.Idle.Round(time.Microsecond))
 	}
+	t := r.Total
+	fmt.Fprintf(w, "connections %d: direct %d, reversed %d, relayed %d\n", t.Connections,
+		t.Connections-t.ConnectionsReversed-t.ConnectionsRelayed, t.ConnectionsReversed, t.ConnectionsRelayed)
 }
