@@ -28,8 +28,11 @@ type Instance struct {
 	cfg  *ipl.Config
 	impl string
 	log  *zap.Logger
-	tr   Transport
-	caps Capabilities // what tr declares it can do
+	// acceptLog is the accept path's logger, fixed before the transport starts:
+	// connections may come in while Open names the instance in log after joining.
+	acceptLog *zap.Logger
+	tr        Transport
+	caps      Capabilities // what tr declares it can do
 	// secret is the pool's (none: an open pool), for the pool check of every connection.
 	secret poolauth.Secret
 	// tlsServer and tlsClient, when the pool uses TLS, open every connection.
@@ -87,6 +90,7 @@ func Open(ctx context.Context, cfg *ipl.Config, impl string, tr Transport) (*Ins
 	if in.log == nil {
 		in.log = zap.NewNop()
 	}
+	in.acceptLog = in.log
 	in.stalls = newWatchdog(in)
 	in.refusals = newRefusalLog()
 	secret, err := poolauth.Load(string(cfg.PoolSecret), cfg.PoolSecretFile)
@@ -175,14 +179,14 @@ func (in *Instance) Authenticate(conn net.Conn) (net.Conn, error) {
 	var first [4]byte
 	if _, err := io.ReadFull(conn, first[:]); err != nil {
 		err = fmt.Errorf("%w: reading the first bytes: %w", ipl.ErrUnauthenticated, err)
-		in.refusals.refused(in.log, "refused a connection: pool check failed", conn.RemoteAddr(), err)
+		in.refusals.refused(in.acceptLog, "refused a connection: pool check failed", conn.RemoteAddr(), err)
 		return nil, err
 	}
 	switch first {
 	case reverseMagic:
 		err := in.takeReverse(conn)
 		if !errors.Is(err, ErrTaken) {
-			in.refusals.refused(in.log, "refused a connection: reverse set-up", conn.RemoteAddr(), err)
+			in.refusals.refused(in.acceptLog, "refused a connection: reverse set-up", conn.RemoteAddr(), err)
 		}
 		return nil, err
 	case probeMagic:
@@ -195,12 +199,12 @@ func (in *Instance) Authenticate(conn net.Conn) (net.Conn, error) {
 	var opened net.Conn = pc
 	if in.tlsServer != nil {
 		if err := refusePlain(pc, first[:]); err != nil {
-			in.refusals.refused(in.log, "refused a connection: TLS handshake failed", conn.RemoteAddr(), err)
+			in.refusals.refused(in.acceptLog, "refused a connection: TLS handshake failed", conn.RemoteAddr(), err)
 			return nil, err
 		}
 		tc := newTLSConn(pc, in.tlsServer, true)
 		if err := tc.Handshake(); err != nil {
-			in.refusals.refused(in.log, "refused a connection: TLS handshake failed", conn.RemoteAddr(), err)
+			in.refusals.refused(in.acceptLog, "refused a connection: TLS handshake failed", conn.RemoteAddr(), err)
 			return nil, fmt.Errorf("%w: TLS: %w", ipl.ErrUnauthenticated, err)
 		}
 		opened = tc
@@ -209,7 +213,7 @@ func (in *Instance) Authenticate(conn net.Conn) (net.Conn, error) {
 		return in.secret, !in.secret.IsSet() || pool == in.cfg.Pool
 	})
 	if err != nil {
-		in.refusals.refused(in.log, "refused a connection: pool check failed", conn.RemoteAddr(), err)
+		in.refusals.refused(in.acceptLog, "refused a connection: pool check failed", conn.RemoteAddr(), err)
 		return nil, err
 	}
 	if opened == pc && len(pc.pre) == 0 {

@@ -78,7 +78,7 @@ func (r *refusalLog) summaryLocked(log *zap.Logger) {
 // Refused logs a connection the transport dropped before it was accepted (a handshake
 // it could not read), at the bounded rate of the other refusals (Acceptor).
 func (in *Instance) Refused(remote net.Addr, why error) {
-	in.refusals.refused(in.log, "dropping incoming connection", remote, why)
+	in.refusals.refused(in.acceptLog, "dropping incoming connection", remote, why)
 }
 
 // refusePlain refuses, with a reason the dialling member reports, a plain client of a
