@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/ibisgo/ibis/internal/selfexec"
+	"github.com/ibisgo/ibis/internal/testbin"
 )
 
 // TestAppsOverMPIOnCluster runs examples/hello, apps/sor, apps/barneshut and apps/fib built
@@ -74,7 +75,7 @@ func mpiReference(ctx context.Context, t *testing.T, p program, exe string) stri
 func mpiBinary(ctx context.Context, t *testing.T, dir, pkg string) string {
 	t.Helper()
 	exe := filepath.Join(dir, path.Base(pkg))
-	ctx, cancel := context.WithTimeout(ctx, buildTimeout)
+	ctx, cancel := context.WithTimeout(ctx, testbin.BuildTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "go", "build", "-tags", "mpi", "-o", exe, pkg)
 	cmd.Dir = filepath.Join("..", "..") // the module's root, from test/cluster
