@@ -24,8 +24,9 @@ const attemptFloor = 2 * time.Second
 // maxReach bounds the addresses remembered; beyond it the memory starts afresh.
 const maxReach = 4096
 
-// reachCache remembers, per peer, the address of its published list that last
-// answered, so that the next connection tries it first.
+// reachCache remembers, per peer, the route that last answered (one of its published
+// addresses, a reverse set-up or a relay via a hub: route.String), so that the next
+// connection tries it first.
 type reachCache struct {
 	mu sync.Mutex
 	m  map[string]string
@@ -50,9 +51,10 @@ func (r *reachCache) put(peer, addr string) {
 // (addrlist) in order, then, when those could not be reached, a reverse set-up and a
 // relay through each of its hubs; the route that answered last time goes first. Only a
 // failure to connect (refused, unreachable, no answer within the attempt's share of the
-// time, a route that gave no socket) or another Ibis answering moves on to the next
-// route; anything else (the pool check failing, ctx ending, the instance closing) is
-// returned at once. When every route failed the error is a *DialError naming each. The
+// time, a route that gave no socket: a reverse set-up nobody answered, a hub that refused
+// this member or could not reach the peer) or another Ibis answering moves on to the
+// next route; anything else (the peer's pool check failing, ctx ending, the instance
+// closing) is returned at once. When every route failed the error is a *DialError naming each. The
 // route returned is the one that answered (or was tried last).
 func (in *Instance) dialPeer(ctx context.Context, to ipl.IbisIdentifier, req *Request, lost func(error)) (OutConn, *Reply, route, error) {
 	info := parseRoutes(to.Address)
@@ -86,12 +88,25 @@ func (in *Instance) dialPeer(ctx context.Context, to ipl.IbisIdentifier, req *Re
 	// Routes other than a direct dial are tried only where a direct one could not be
 	// made for want of a way there: a peer that published hubs or said it is closed,
 	// or no address that answered at all (a refusal means the peer's host is there).
-	others := info.closed || len(info.hubs) > 0
+	// A route other than a direct dial that answered last time is evidence enough.
+	others := info.closed || len(info.hubs) > 0 || routeKindOf(best) != routeDirect
 	for i, r := range routes {
 		if r.kind != routeDirect && !others {
 			break
 		}
-		actx, cancel, share := attemptContext(ctx, len(routes)-i)
+		// The time is shared among the routes that will be tried: while no other route
+		// is called for, the direct ones alone (the last gets all that is left, its
+		// handshake included, as on a cluster).
+		left := len(routes) - i
+		if !others {
+			left = 0
+			for _, rest := range routes[i:] {
+				if rest.kind == routeDirect {
+					left++
+				}
+			}
+		}
+		actx, cancel, share := attemptContext(ctx, left)
 		if r.kind == routeDirect && (info.closed || routes[len(routes)-1].kind != routeDirect) {
 			r.connectCap = connectCap(info.closed)
 		}
@@ -195,9 +210,9 @@ type DialAttempt struct {
 	Err  error
 }
 
-// DialError is a failure to reach any address a peer published. It matches
+// DialError is a failure to reach a peer by any route it published. It matches
 // ipl.ErrRefused and each attempt's error with errors.Is, and its text names every
-// address with what it gave, with a hint where the peer published an address this host
+// route with what it gave, with a hint where the peer published an address this host
 // cannot use.
 type DialError struct {
 	Peer  ipl.IbisIdentifier

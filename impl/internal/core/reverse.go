@@ -32,7 +32,11 @@ import (
 const reverseSignal = "ibis.route.reverse:"
 
 // reverseMagic begins a socket dialled back at a member's request; the token follows.
+// The asking member answers reverseAck once it knows the token, so that a dial back that
+// reached another listener (a stale or foreign address) tries the next address.
 var reverseMagic = [4]byte{'I', 'B', 'R', 'V'}
+
+const reverseAck = 'K'
 
 const (
 	tokenSize = 16
@@ -94,8 +98,8 @@ func (in *Instance) dialReverse(ctx context.Context, r route) (net.Conn, error) 
 	}
 }
 
-// takeReverse reads the token of a socket that began with reverseMagic and hands it
-// to the dial waiting for it.
+// takeReverse reads the token of a socket that began with reverseMagic, acknowledges it
+// (reverseAck) and hands the socket to the dial waiting for it.
 func (in *Instance) takeReverse(conn net.Conn) error {
 	var tok [tokenSize]byte
 	if _, err := io.ReadFull(conn, tok[:]); err != nil {
@@ -103,10 +107,19 @@ func (in *Instance) takeReverse(conn net.Conn) error {
 	}
 	w := &in.reverse
 	w.mu.Lock()
+	_, ok := w.m[tok]
+	w.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("%w: a reverse connection nobody waits for (it came too late, or was never asked for)", ipl.ErrUnauthenticated)
+	}
+	if _, err := conn.Write([]byte{reverseAck}); err != nil {
+		return fmt.Errorf("acknowledging a reverse connection: %w", err)
+	}
+	w.mu.Lock()
 	defer w.mu.Unlock()
 	ch, ok := w.m[tok]
 	if !ok {
-		return fmt.Errorf("%w: a reverse connection nobody waits for (it came too late, or was never asked for)", ipl.ErrUnauthenticated)
+		return fmt.Errorf("%w: a reverse connection whose dial gave up meanwhile", ipl.ErrUnauthenticated)
 	}
 	delete(w.m, tok)
 	ch <- conn // buffered, and only ever sent once
@@ -165,9 +178,9 @@ func (in *Instance) dialBack(peer ipl.IbisIdentifier, tok []byte, inj Injector) 
 		cancelT()
 		cancel()
 		if err == nil {
-			_ = c.SetWriteDeadline(time.Now().Add(reverseDialTimeout))
-			if _, err = c.Write(hello); err == nil {
-				_ = c.SetWriteDeadline(time.Time{})
+			_ = c.SetDeadline(time.Now().Add(reverseDialTimeout))
+			if err = writeAndAwaitAck(c, hello); err == nil {
+				_ = c.SetDeadline(time.Time{})
 				in.log.Debug("dialled back at a peer's request (reverse set-up)", zap.Stringer("peer", peer), zap.String("addr", a))
 				if !inj.Inject(c, route{kind: routeReverse}.String()) {
 					_ = c.Close()
@@ -182,4 +195,20 @@ func (in *Instance) dialBack(peer ipl.IbisIdentifier, tok []byte, inj Injector) 
 		}
 	}
 	in.log.Info("could not dial back a peer that asked for it (reverse set-up)", zap.Stringer("peer", peer), zap.Error(errors.Join(errs...)))
+}
+
+// writeAndAwaitAck writes the reverse hello and reads the asking member's reverseAck,
+// exactly one byte, so that nothing after it is consumed.
+func writeAndAwaitAck(c net.Conn, hello []byte) error {
+	if _, err := c.Write(hello); err != nil {
+		return err
+	}
+	var ack [1]byte
+	if _, err := io.ReadFull(c, ack[:]); err != nil {
+		return fmt.Errorf("no acknowledgement of the reverse connection: %w", err)
+	}
+	if ack[0] != reverseAck {
+		return fmt.Errorf("the address answered the reverse connection with %q: not the member that asked", ack[0])
+	}
+	return nil
 }

@@ -84,7 +84,7 @@ const (
 	fieldHubs    = "hubs="
 	fieldKey     = "key="
 	fieldClosed  = "closed"
-	maxHubs      = 8
+	maxHubs      = hub.MaxHubs
 	routeKeySize = 16 // bytes of a member's key, published in hex
 )
 

@@ -1,0 +1,65 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/ibisgo/ibis/ipl"
+	"github.com/ibisgo/ibis/registry"
+)
+
+// routeTransport answers a dial by the route dialPeer put in its context: a direct one
+// never connects (a firewall drops it: a connect timeout), a reverse set-up works. It
+// records the routes in the order tried.
+type routeTransport struct {
+	mu    sync.Mutex
+	tried []string
+}
+
+func (r *routeTransport) Start(Acceptor) (string, error) { return "", nil }
+func (r *routeTransport) Capabilities() Capabilities     { return Capabilities{} }
+func (r *routeTransport) Close() error                   { return nil }
+func (r *routeTransport) Inject(net.Conn, string) bool   { return false }
+func (r *routeTransport) take() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	t := r.tried
+	r.tried = nil
+	return t
+}
+func (r *routeTransport) Dial(ctx context.Context, addr string, _ *Request, _ func(error)) (OutConn, *Reply, error) {
+	rt, _ := ctx.Value(routeCtxKey{}).(route)
+	r.mu.Lock()
+	r.tried = append(r.tried, rt.String())
+	r.mu.Unlock()
+	if rt.kind == routeReverse {
+		return nil, &Reply{Code: ReplyAccepted}, nil
+	}
+	return nil, nil, &net.OpError{Op: "dial", Net: "tcp", Err: errors.New("i/o timeout")}
+}
+
+// A peer reached by a reverse set-up after its direct address timed out is reached the
+// same way next time, first: the cached route is tried even though the peer published
+// no hubs and did not say it is closed.
+func TestCachedReverseRouteTriedFirst(t *testing.T) {
+	tr := &routeTransport{}
+	in := &Instance{tr: tr, reg: &registry.Client{}, log: zap.NewNop()}
+	peer := ipl.IbisIdentifier{Pool: "p", ID: "1", Address: "10.0.0.9:4000"}
+	for round, want := range [][]string{{"10.0.0.9:4000", "reverse set-up"}, {"reverse set-up"}} {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		_, rep, rt, err := in.dialPeer(ctx, peer, &Request{}, func(error) {})
+		cancel()
+		if err != nil || rep.Code != ReplyAccepted || rt.kind != routeReverse {
+			t.Fatalf("round %d: dialPeer = %v, %v, %v; want accepted by reverse set-up", round, rep, rt, err)
+		}
+		if got := tr.take(); len(got) != len(want) || got[0] != want[0] || got[len(got)-1] != want[len(want)-1] {
+			t.Fatalf("round %d: routes tried %q, want %q", round, got, want)
+		}
+	}
+}
