@@ -100,7 +100,7 @@ func headline(s poolsecrets.Secrets) string {
 	if !s.Authenticated() {
 		return "ibis-hub pools: OPEN (not authenticated) (" + s.Summary() + ")"
 	}
-	return "ibis-hub pools: authenticated (" + s.Summary() + "; relayed data is end to end between members)"
+	return "ibis-hub pools: authenticated (" + s.Summary() + "; members authenticate each other end to end through it; relayed data is encrypted only where the pool uses TLS)"
 }
 
 func newLogger(level zapcore.Level, stderr io.Writer) *zap.Logger {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -33,8 +34,8 @@ func readPoints(r io.Reader) ([]*series, error) {
 		}
 		x, err1 := strconv.ParseFloat(f[1], 64)
 		y, err2 := strconv.ParseFloat(f[2], 64)
-		if err1 != nil || err2 != nil {
-			return nil, fmt.Errorf("%w: line %d: %q: X and Y must be numbers", errInput, n, line)
+		if err1 != nil || err2 != nil || math.IsNaN(x) || math.IsNaN(y) || math.IsInf(x, 0) || math.IsInf(y, 0) {
+			return nil, fmt.Errorf("%w: line %d: %q: X and Y must be finite numbers", errInput, n, line)
 		}
 		s := byName[f[0]]
 		if s == nil {

@@ -18,7 +18,7 @@ func open(ctx context.Context, cfg *clientConfig, hubAddr, pool string, secret p
 	ctx, cancel := context.WithTimeout(ctx, cfg.timeout)
 	defer cancel()
 	fail := func(sentinel error, err error) (*net.TCPConn, frame, error) {
-		if ctx.Err() != nil && !errors.Is(err, ErrRefused) {
+		if ctx.Err() != nil && sentinel != ErrRefused {
 			sentinel = ErrTimeout
 		}
 		return nil, frame{}, fmt.Errorf("%w: hub %s, pool %q: %w", sentinel, hubAddr, pool, err)

@@ -37,16 +37,21 @@ type Member struct {
 	observed  string
 	deadAfter time.Duration
 
-	accepted chan net.Conn
-	ctx      context.Context // ends with the control connection
-	cancel   context.CancelFunc
-	done     chan struct{}
-	wmu      sync.Mutex // serialises writes on conn
-	wg       sync.WaitGroup
+	accepted  chan net.Conn
+	accepting chan struct{}   // one slot per accept connection being opened (maxAccepting)
+	ctx       context.Context // ends with the control connection
+	cancel    context.CancelFunc
+	done      chan struct{}
+	wmu       sync.Mutex // serialises writes on conn
+	wg        sync.WaitGroup
 
 	mu  sync.Mutex
 	err error
 }
+
+// maxAccepting bounds the accept connections a member opens at once, whatever the hub
+// asks for.
+const maxAccepting = 64
 
 // Register registers at the hub at hubAddr and keeps the control connection until
 // Close or until the hub is gone. The hub probes reg.Advertise before it answers, so
@@ -92,6 +97,7 @@ func Register(ctx context.Context, hubAddr string, reg Registration, opts ...Cli
 		observed:  ans.observed,
 		deadAfter: keepaliveMisses * max(cfg.keepalive, ans.interval),
 		accepted:  make(chan net.Conn, cfg.backlog),
+		accepting: make(chan struct{}, maxAccepting),
 		done:      make(chan struct{}),
 	}
 	m.ctx, m.cancel = context.WithCancel(context.Background())
@@ -175,14 +181,23 @@ func (m *Member) run() {
 		}
 		switch f.typ {
 		case framePing:
+			if len(f.payload) != 0 {
+				m.setErr(fmt.Errorf("%w: hub %s, pool %q: a ping with a payload of %d bytes", ErrProtocol, m.hubAddr, m.pool, len(f.payload)))
+				_ = m.conn.Close()
+			}
 		case frameIncoming:
 			tok, err := decodeIncoming(f.payload)
 			if err != nil {
 				m.cfg.log.Warn("bad relay notice from the hub", zap.String("hub", m.hubAddr), zap.Error(err))
 				continue
 			}
-			m.wg.Add(1)
-			go m.accept(tok)
+			select {
+			case m.accepting <- struct{}{}:
+				m.wg.Add(1)
+				go m.accept(tok)
+			default:
+				m.cfg.log.Warn("too many relayed connections being opened; this one is dropped", zap.String("hub", m.hubAddr), zap.Int("limit", maxAccepting))
+			}
 		default:
 			m.cfg.log.Warn("unexpected frame from the hub", zap.String("hub", m.hubAddr), zap.Uint8("type", f.typ))
 		}
@@ -208,6 +223,7 @@ func (m *Member) accept(tok token) {
 	done := sync.OnceFunc(m.wg.Done)
 	defer done()
 	c, f, err := open(m.ctx, &m.cfg, m.hubAddr, m.pool, m.secret, frameAccept, acceptMsg{key: m.key, token: tok}.encode())
+	<-m.accepting // opened (or not): the slot is free for the next
 	if err == nil {
 		if err = result(m.hubAddr, m.pool, f); err != nil {
 			_ = c.Close()

@@ -113,7 +113,7 @@ func (s *Server) serveMember(c net.Conn, pool string, payload []byte) {
 			s.log.Debug("member gone", zap.String("pool", pool), zap.String("observed", observed), zap.Error(err))
 			break
 		}
-		if f.typ != framePing {
+		if f.typ != framePing || len(f.payload) != 0 {
 			s.log.Debug("member sent an unexpected frame", zap.String("pool", pool), zap.Uint8("type", f.typ))
 			break
 		}

@@ -21,7 +21,7 @@ type Stats struct {
 	Forwarded  int64 // relays spliced to another hub, in all
 	Refused    int64 // connections and requests refused (pool check, limits)
 	Timeouts   int64 // relays whose target did not come
-	Bytes      int64 // bytes relayed, both directions
+	Bytes      int64 // bytes relayed, both directions, by relays that have ended
 }
 
 // Stats returns the hub's state and counters.

@@ -70,8 +70,10 @@ type Emulator struct {
 	lines  []line     // pair (a, b) at a*len(sites)+b
 	counts []Counters // likewise
 	other  uint64     // packets passed at once: not between two known sites
-	held   int        // bytes queued in all lines
-	rng    *rand.Rand
+	// otherWriteErr counts those of them the device refused to take back.
+	otherWriteErr uint64
+	held          int // bytes queued in all lines
+	rng           *rand.Rand
 
 	wake chan struct{} // a packet was queued; buffered, one signal is enough
 }
@@ -158,8 +160,13 @@ func (e *Emulator) receive(dev io.ReadWriter) error {
 		}
 		pkt := append([]byte(nil), buf[:n]...)
 		if !e.enqueue(pkt, time.Now()) {
-			if _, err := dev.Write(pkt); err != nil && errors.Is(err, os.ErrClosed) {
-				return fmt.Errorf("wanemu: writing the device: %w", err)
+			if _, err := dev.Write(pkt); err != nil {
+				if errors.Is(err, os.ErrClosed) {
+					return fmt.Errorf("wanemu: writing the device: %w", err)
+				}
+				e.mu.Lock()
+				e.otherWriteErr++
+				e.mu.Unlock()
 			}
 		}
 	}
@@ -224,11 +231,12 @@ func (e *Emulator) release(ctx context.Context, dev io.Writer) {
 	defer timer.Stop()
 	var out []held
 	var pairs []int
+	var sent []Counters
 	for {
 		var next time.Time
 		var have bool
 		out, pairs, next, have = e.due(time.Now(), out[:0], pairs[:0])
-		var sent []Counters
+		sent = sent[:0]
 		for _, h := range out {
 			late := time.Since(h.due)
 			c := Counters{Packets: 1, Bytes: uint64(len(h.pkt)), Late: late, LateMax: late}
@@ -339,13 +347,15 @@ type Stats struct {
 	Pairs []PairStats `json:"pairs"` // pairs that saw packets
 	Total Counters    `json:"total"`
 	Other uint64      `json:"other"` // passed at once: within a site or not a site's
+	// OtherWriteErr: of those, the packets the device refused to take back.
+	OtherWriteErr uint64 `json:"other_write_err,omitempty"`
 }
 
 // Stats returns the counters and the sites' settings.
 func (e *Emulator) Stats() Stats {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	st := Stats{Sites: append([]Site(nil), e.sites...), Other: e.other}
+	st := Stats{Sites: append([]Site(nil), e.sites...), Other: e.other, OtherWriteErr: e.otherWriteErr}
 	n := len(e.sites)
 	for i, c := range e.counts {
 		st.Total.add(c)
