@@ -230,8 +230,8 @@ func decodeRegister(b []byte) (registerMsg, error) {
 	if m.key == "" {
 		return registerMsg{}, fmt.Errorf("%w: an empty key", ErrProtocol)
 	}
-	if m.interval < minInterval || m.interval > maxInterval {
-		return registerMsg{}, fmt.Errorf("%w: a keepalive interval of %v (from %v to %v)", ErrProtocol, m.interval, minInterval, maxInterval)
+	if err := checkInterval(m.interval); err != nil {
+		return registerMsg{}, err
 	}
 	return m, nil
 }
@@ -270,8 +270,8 @@ func decodeRegistered(b []byte) (registeredMsg, error) {
 	if err := d.end("registration's answer"); err != nil {
 		return registeredMsg{}, err
 	}
-	if m.interval < minInterval || m.interval > maxInterval {
-		return registeredMsg{}, fmt.Errorf("%w: a keepalive interval of %v (from %v to %v)", ErrProtocol, m.interval, minInterval, maxInterval)
+	if err := checkInterval(m.interval); err != nil {
+		return registeredMsg{}, err
 	}
 	return m, nil
 }
@@ -367,4 +367,12 @@ func decodeIncoming(b []byte) (token, error) {
 	var t token
 	copy(t[:], d.take(tokenSize, "token"))
 	return t, d.end("incoming")
+}
+
+// checkInterval refuses a keepalive interval outside minInterval to maxInterval.
+func checkInterval(d time.Duration) error {
+	if d < minInterval || d > maxInterval {
+		return fmt.Errorf("%w: a keepalive interval of %v (from %v to %v)", ErrProtocol, d, minInterval, maxInterval)
+	}
+	return nil
 }
