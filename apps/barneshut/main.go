@@ -41,6 +41,7 @@ type config struct {
 	image      string
 	imageEvery int
 	quiet      bool
+	phases     bool
 	timeout    time.Duration
 	ipl        []ipl.Option
 	impl       string          // -impl as given ("" when unset)
@@ -121,6 +122,7 @@ flags:
 	fs.BoolVar(&cfg.verify, "verify", false, "compare the final accelerations of >= 1000 bodies with direct summation")
 	fs.StringVar(&cfg.image, "image", "", "write the final bodies, projected on x-y, to this PNG `file` (each file written is named on stderr)")
 	fs.IntVar(&cfg.imageEvery, "image-every", 0, "with -image FILE.png, also write FILE-NNNNNN.png (NNNNNN: the step, six digits) at step 0 and every `K` steps")
+	fs.BoolVar(&cfg.phases, "phases", false, "print where the ranks' time went: tree building, tree walks, the force exchange, the body updates (min, mean, max over the ranks)")
 	fs.BoolVar(&cfg.quiet, "q", false, "no progress lines on stderr")
 	fs.DurationVar(&cfg.timeout, "timeout", 0, "give up after this long (0: never)")
 	if err := fs.Parse(args); err != nil {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ibisgo/ibis/internal/applog"
+	"github.com/ibisgo/ibis/internal/phases"
 	"github.com/ibisgo/ibis/ipl"
 	"github.com/ibisgo/ibis/mpj"
 )
@@ -32,6 +33,7 @@ type result struct {
 	e0, e1        float64
 	checksum      float64
 	acc           *accuracy
+	phases        [][]float64 // every rank's phase times (-phases)
 }
 
 func (r result) ips() float64 {
@@ -122,7 +124,28 @@ func simulate(ctx context.Context, cfg *config, stdout, stderr io.Writer) (err e
 		}
 	}
 	res.print(stdout)
+	if cfg.phases {
+		return phases.Print(stdout, "barneshut", phaseNames, res.phases, res.seconds)
+	}
 	return nil
+}
+
+// gatherPhases gives every rank every rank's phase times.
+func gatherPhases(ctx context.Context, ex exchanger, mine []float64) ([][]float64, error) {
+	np, k := ex.size(), len(mine)
+	all := make([]float64, np*k)
+	counts := make([]int, np)
+	for r := range counts {
+		counts[r] = k
+	}
+	if err := ex.allgather(ctx, mine, all, counts); err != nil {
+		return nil, fmt.Errorf("gathering the phase times: %w", err)
+	}
+	out := make([][]float64, np)
+	for r := range out {
+		out[r] = all[r*k : (r+1)*k]
+	}
+	return out, nil
 }
 
 // runSteps runs the simulation of s on this process with the others of ex: the first force
@@ -130,7 +153,7 @@ func simulate(ctx context.Context, cfg *config, stdout, stderr io.Writer) (err e
 // nil, gets a line per step; rank 0 writes the pictures and names each on notices (when not
 // nil).
 func runSteps(ctx context.Context, ex exchanger, s *system, cfg *config, progress, notices io.Writer) (result, error) {
-	sim := &simulation{s: s, p: cfg.p, ex: ex}
+	sim := &simulation{s: s, p: cfg.p, ex: ex, clock: phases.New(phaseNames...)}
 	if err := sim.forces(ctx); err != nil {
 		return result{}, err
 	}
@@ -159,6 +182,7 @@ func runSteps(ctx context.Context, ex exchanger, s *system, cfg *config, progres
 		return res, fmt.Errorf("starting: %w", err)
 	}
 	start := time.Now()
+	sim.clock.Start(phaseUpdate)
 	var paused time.Duration // spent writing pictures
 	for k := 1; k <= cfg.p.steps; k++ {
 		t0 := time.Now()
@@ -179,7 +203,14 @@ func runSteps(ctx context.Context, ex exchanger, s *system, cfg *config, progres
 			paused += time.Since(t1)
 		}
 	}
+	sim.clock.Stop()
 	res.seconds = (time.Since(start) - paused).Seconds()
+	if cfg.phases {
+		var err error
+		if res.phases, err = gatherPhases(ctx, ex, sim.clock.Seconds()); err != nil {
+			return res, err
+		}
+	}
 	res.e1 = s.energy()
 	res.checksum = s.checksum()
 	if pictures {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math"
+
+	"github.com/ibisgo/ibis/internal/phases"
 )
 
 // params are the physical and numerical parameters of a run.
@@ -50,6 +52,7 @@ type simulation struct {
 	stack []int32
 	send  []float64
 	recv  []float64
+	clock *phases.Clock // where the timed steps' time goes (-phases)
 	// Statistics of the last force evaluation.
 	interactions int64 // of all processes
 	mine         int   // bodies this process computed
@@ -62,8 +65,10 @@ type simulation struct {
 // block.
 func (sim *simulation) forces(ctx context.Context) error {
 	s, n, np := sim.s, sim.s.n(), sim.ex.size()
+	sim.clock.Enter(phaseTree)
 	sim.t = buildTree(s, sim.p.leaf, sim.p.theta, sim.p.eps)
 	bounds := partition(sim.t.order, s.cost, np)
+	sim.clock.Enter(phaseWalk)
 	lo, hi := bounds[sim.ex.rank()], bounds[sim.ex.rank()+1]
 	sim.mine = hi - lo
 	sim.send = sim.send[:0]
@@ -81,9 +86,11 @@ func (sim *simulation) forces(ctx context.Context) error {
 	if len(sim.recv) != perBody*n {
 		sim.recv = make([]float64, perBody*n)
 	}
+	sim.clock.Enter(phaseExchange)
 	if err := sim.ex.allgather(ctx, sim.send, sim.recv, counts); err != nil {
 		return fmt.Errorf("exchanging the forces: %w", err)
 	}
+	sim.clock.Enter(phaseUpdate)
 	sim.interactions = 0
 	for j, i := range sim.t.order {
 		v := sim.recv[perBody*j:][:perBody]
@@ -94,6 +101,19 @@ func (sim *simulation) forces(ctx context.Context) error {
 	}
 	return nil
 }
+
+// The phases of a step that -phases reports: building the tree (every process builds the
+// whole tree) and splitting the bodies, walking the tree for this process's bodies, the
+// allgather of the forces, and updating every body (the integration, also on every
+// process).
+const (
+	phaseUpdate = iota
+	phaseTree
+	phaseWalk
+	phaseExchange
+)
+
+var phaseNames = []string{"update", "tree", "walk", "exchange"}
 
 // partition splits the Morton order into np contiguous blocks of about equal cost (each body
 // at least cost 1) and returns their bounds: block r is order[b[r]:b[r+1]]. Every block has

@@ -2,7 +2,6 @@ package main
 
 import (
 	"math"
-	"slices"
 )
 
 // mortonBits is the depth of the Morton key per dimension (and the deepest tree level).
@@ -54,26 +53,14 @@ func buildTree(s *system, leaf int, theta, eps float64) *tree {
 		}
 		keys[i] = k
 	}
-	t := &tree{order: make([]int32, n), theta2: theta * theta, eps2: eps * eps}
-	for i := range t.order {
-		t.order[i] = int32(i)
-	}
-	slices.SortFunc(t.order, func(a, b int32) int {
-		if keys[a] != keys[b] {
-			if keys[a] < keys[b] {
-				return -1
-			}
-			return 1
-		}
-		return int(a - b)
-	})
+	t := &tree{theta2: theta * theta, eps2: eps * eps}
+	var sorted []uint64
+	t.order, sorted = mortonOrder(keys)
 	t.x, t.y, t.z, t.m = make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
-	sorted := make([]uint64, n)
 	for j, i := range t.order {
 		t.x[j], t.y[j], t.z[j], t.m[j] = s.pos[i][0], s.pos[i][1], s.pos[i][2], s.mass[i]
-		sorted[j] = keys[i]
 	}
-	t.cells = make([]cell, 1, 2*n/max(leaf, 1)+16)
+	t.cells = make([]cell, 1, 4*n/max(leaf, 1)+16) // a Plummer model makes about 3.4n/leaf
 	t.build(0, sorted, 0, int32(n), 0, lo, side, leaf)
 	return t
 }

@@ -37,6 +37,7 @@ type config struct {
 	verify   bool
 	image    string
 	quiet    bool
+	phases   bool
 	timeout  time.Duration
 	ipl      []ipl.Option
 	impl     string          // -impl as given ("" when unset)
@@ -110,6 +111,7 @@ flags:
 	fs.BoolVar(&cfg.async, "async", false, "compute the inner rows while the boundary rows travel")
 	fs.BoolVar(&cfg.verify, "verify", false, "also compute sequentially in-process and require a bitwise-equal grid")
 	fs.StringVar(&cfg.image, "image", "", "write a heat map of the final grid (axes, colour bar) to this PNG `file`")
+	fs.BoolVar(&cfg.phases, "phases", false, "print where the ranks' time went: computing, exchanging rows, the allreduce (min, mean, max over the ranks)")
 	fs.BoolVar(&cfg.quiet, "q", false, "no progress lines on stderr")
 	fs.DurationVar(&cfg.timeout, "timeout", 0, "give up after this long (0: never)")
 	if err := fs.Parse(args); err != nil {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ibisgo/ibis/internal/applog"
+	"github.com/ibisgo/ibis/internal/phases"
 	"github.com/ibisgo/ibis/ipl"
 	"github.com/ibisgo/ibis/mpj"
 )
@@ -73,11 +74,13 @@ func solve(ctx context.Context, cfg *config, stdout, stderr io.Writer) (err erro
 	if p > cfg.n {
 		return fmt.Errorf("%d processes for the %d rows of -n %d: every process needs at least one row (%w)", p, cfg.n, cfg.n, errUsage)
 	}
-	s := &solver{ctx: ctx, w: w, rank: rank, p: p, b: newBlock(cfg.n, p, rank), pr: newParams(cfg.n), async: cfg.async}
+	s := &solver{ctx: ctx, w: w, rank: rank, p: p, b: newBlock(cfg.n, p, rank), pr: newParams(cfg.n), async: cfg.async,
+		clock: phases.New(phaseNames...)}
 	if err := w.Barrier(ctx); err != nil {
 		return fmt.Errorf("barrier: %w", err)
 	}
 	start := time.Now()
+	s.clock.Start(phaseCompute)
 	lastReport := start
 	change := []float64{0}
 	iters := 0
@@ -87,9 +90,11 @@ func solve(ctx context.Context, cfg *config, stdout, stderr io.Writer) (err erro
 			return err
 		}
 		change[0] = d
+		s.clock.Enter(phaseAllreduce)
 		if err := w.Allreduce(ctx, change, change, mpj.Max); err != nil {
 			return fmt.Errorf("iteration %d: allreduce of the change: %w", iters+1, err)
 		}
+		s.clock.Enter(phaseCompute)
 		iters++
 		if change[0] <= s.pr.stopdiff || iters == cfg.iters {
 			break
@@ -103,8 +108,15 @@ func solve(ctx context.Context, cfg *config, stdout, stderr io.Writer) (err erro
 			}
 		}
 	}
+	s.clock.Stop()
 	seconds := time.Since(start).Seconds()
 
+	var perRank [][]float64
+	if cfg.phases {
+		if perRank, err = s.gatherPhases(); err != nil {
+			return err
+		}
+	}
 	sum, err := s.checksum()
 	if err != nil {
 		return err
@@ -132,6 +144,11 @@ func solve(ctx context.Context, cfg *config, stdout, stderr io.Writer) (err erro
 		fmt.Fprintf(stderr, "sor: wrote %s (heat map of the grid)\n", cfg.image)
 	}
 	res.print(stdout)
+	if cfg.phases {
+		if err := phases.Print(stdout, "sor", phaseNames, perRank, seconds); err != nil {
+			return err
+		}
+	}
 	if cfg.verify {
 		fmt.Fprintf(stdout, "verified: the grid, iterations, change and checksum are bitwise equal to the sequential computation\n")
 	}
@@ -147,6 +164,37 @@ type solver struct {
 	pr      params
 	async   bool
 	recvs   [2]*mpj.Request // the exchange under way
+	clock   *phases.Clock   // where the iterations' time goes (-phases)
+}
+
+// The phases of an iteration that -phases reports: the sweeps, the exchange of the boundary
+// rows (sending, and waiting for the neighbours' rows), the allreduce of the change.
+const (
+	phaseCompute = iota
+	phaseExchange
+	phaseAllreduce
+)
+
+var phaseNames = []string{"compute", "exchange", "allreduce"}
+
+// gatherPhases collects every rank's phase times at rank 0 (nil elsewhere).
+func (s *solver) gatherPhases() ([][]float64, error) {
+	mine := s.clock.Seconds()
+	var all []float64
+	if s.rank == 0 {
+		all = make([]float64, s.p*len(mine))
+	}
+	if err := s.w.Gather(s.ctx, mine, all, 0); err != nil {
+		return nil, fmt.Errorf("gathering the phase times: %w", err)
+	}
+	if s.rank != 0 {
+		return nil, nil
+	}
+	out := make([][]float64, s.p)
+	for r := range out {
+		out[r] = all[r*len(mine) : (r+1)*len(mine)]
+	}
+	return out, nil
 }
 
 // iterate does one iteration of the solver's block (block.iterate) with the neighbours.
@@ -158,6 +206,7 @@ func (s *solver) iterate() (float64, error) {
 // neighbours (block.iterate's exchanger). mpj's sends never wait for the receiver, so every
 // process may send first.
 func (s *solver) start() (err error) {
+	defer s.clock.Enter(s.clock.Enter(phaseExchange))
 	b := s.b
 	s.recvs = [2]*mpj.Request{}
 	if s.rank > 0 {
@@ -185,6 +234,7 @@ func (s *solver) start() (err error) {
 
 // wait waits for the neighbours' rows.
 func (s *solver) wait() error {
+	defer s.clock.Enter(s.clock.Enter(phaseExchange))
 	if _, err := mpj.WaitAll(s.ctx, s.recvs[:]...); err != nil {
 		return fmt.Errorf("receiving the neighbours' rows: %w", err)
 	}
