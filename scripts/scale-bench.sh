@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Scaling to many cores (docs/PERFORMANCE.md, "Scaling"), in one run, for a many-core machine:
+#   scripts/scale-bench.sh [-p "1 2 4 8 16"] [-r ROUNDS] [-quick] [-o DIR]
+# SOR (n 4096, 100 iterations), Barnes-Hut (50,000 bodies, 3 steps), fib(44) with threshold 24
+# (and the same recursion as goroutines in one process) and UTS T3 with TRS and RS, each at
+# every P, every process its own OS process (tcp). Each round runs every configuration once,
+# in turn; the table gives the best time of the rounds, the speedup over P=1 and, at the
+# largest P, where the time went: SOR's and Barnes-Hut's phases (-phases: mean share of the
+# wall time over the ranks) and the dc programs' idle share (time looking for work over
+# P x wall). -quick shrinks every problem for a check on a small machine. Binaries are built
+# with CGO_ENABLED=0 into DIR (default a temporary directory), so that DIR can be copied to a
+# machine without Go: run it there with BIN=DIR (nothing is built then).
+# Prints a Markdown table on stdout; progress and every result line go to stderr.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PS="1 2 4 8 16" ROUNDS=3 QUICK=0 DIR=""
+while [ $# -gt 0 ]; do
+  case $1 in
+    -p) PS=$2; shift 2 ;;
+    -r) ROUNDS=$2; shift 2 ;;
+    -quick) QUICK=1; shift ;;
+    -o) DIR=$2; shift 2 ;;
+    *) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+  esac
+done
+out=$(mktemp) made=""
+trap 'rm -f "$out"; [ -z "$made" ] || rm -rf "$made"' EXIT
+if [ -n "${BIN:-}" ]; then
+  DIR=$BIN
+else
+  [ -n "$DIR" ] || { DIR=$(mktemp -d); made=$DIR; }
+  mkdir -p "$DIR"
+  for app in sor barneshut fib uts; do CGO_ENABLED=0 go build -o "$DIR/$app" "./apps/$app"; done
+fi
+if [ $QUICK -eq 1 ]; then
+  sor="-n 512 -iters 50" bh="-bodies 4000 -steps 2" fib="-n 30 -threshold 16" uts="-tree T1"
+else
+  sor="-n 4096 -iters 100" bh="-bodies 50000 -steps 3" fib="-n 44 -threshold 24" uts="-tree T3"
+fi
+maxp=$(tr ' ' '\n' <<<"$PS" | sort -n | tail -1)
+
+# run NAME P COMMAND...: runs a configuration, records "NAME P SECONDS EXTRA" in $out, where
+# EXTRA is the phase shares (SOR, Barnes-Hut) or the idle share (dc) and the check value.
+run() {
+  local name=$1 p=$2; shift 2
+  local text secs extra
+  text=$("$@" 2>/dev/null) || { echo "$name P=$p failed: $*" >&2; return 1; }
+  case $name in
+    sor*|barneshut*)
+      secs=$(sed -n 's/.*-result .*seconds=\([0-9.]*\).*/\1/p' <<<"$text")
+      extra=$(sed -n 's/.*-phase name=\([a-z]*\) .* share=\([0-9.]*\)/\1 \2/p' <<<"$text" | awk '{printf "%s%s %.1f%%", (NR>1 ? ", " : ""), $1, 100*$2}')
+      extra+="; checksum $(sed -n 's/.*-result .*checksum=\([^ ]*\).*/\1/p' <<<"$text")" ;;
+    *)
+      secs=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["seconds"])' <<<"$text")
+      extra=$(python3 -c 'import json,sys
+j=json.load(sys.stdin); s=j.get("statistics"); r=j["result"]
+r="nodes %d" % r["nodes"] if "nodes" in r else "fib %d" % r["fib"] if "fib" in r else r
+if s: t=s["total"]; print("idle %.1f%%, %d steals, %.2f attempts/steal; %s" % (100*t["idle_ns"]/1e9/max(j["processes"],1)/j["seconds"], t["steals"], t["steal_attempts"]/max(t["steals"],1), r))
+else: print(r)' <<<"$text") ;;
+  esac
+  echo "$name $p $secs $extra" >>"$out"
+  echo "$name P=$p: ${secs}s ($extra)" >&2
+}
+
+for r in $(seq "$ROUNDS"); do
+  for p in $PS; do
+    run sor "$p" "$DIR/sor" -np "$p" $sor -q -phases
+    run barneshut "$p" "$DIR/barneshut" -np "$p" $bh -q -phases
+    run fib "$p" "$DIR/fib" -np "$p" $fib -json -progress 0
+    run "uts-trs" "$p" "$DIR/uts" -np "$p" $uts -steal trs -json -progress 0
+    run "uts-rs" "$p" "$DIR/uts" -np "$p" $uts -steal rs -json -progress 0
+  done
+  run "fib-goroutines" 1 "$DIR/fib" -goroutines $fib -json -progress 0
+  echo "round $r of $ROUNDS done" >&2
+done
+
+echo "Machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'); $(date -u +%F) UTC; $ROUNDS rounds, best time"
+echo
+echo "| program | P | best s | speedup vs P=1 | where the time went (at P=$maxp; last round) |"
+echo "|---|---:|---:|---:|---|"
+for name in sor barneshut fib fib-goroutines uts-trs uts-rs; do
+  one=$(awk -v n="$name" '$1==n && $2==1 {print $3}' "$out" | sort -g | head -1)
+  for p in $PS; do
+    best=$(awk -v n="$name" -v p="$p" '$1==n && $2==p {print $3}' "$out" | sort -g | head -1)
+    [ -n "$best" ] || continue
+    extra=""
+    if [ "$p" = "$maxp" ] || [ "$name" = fib-goroutines ]; then
+      extra=$(awk -v n="$name" -v p="$p" '$1==n && $2==p {$1=$2=$3=""; e=$0} END {sub(/^ +/, "", e); print e}' "$out")
+    fi
+    awk -v n="$name" -v p="$p" -v b="$best" -v o="$one" -v e="$extra" 'BEGIN {printf "| %s | %s | %.3f | %s | %s |\n", n, p, b, (o>0 ? sprintf("%.2f", o/b) : ""), e}'
+  done
+done
