@@ -31,8 +31,8 @@ var collOps = []string{"barrier", "bcast", "reduce", "allreduce", "allgather", "
 const collEndTimeout = 30 * time.Second
 
 type collFlags struct {
-	np, ops, sizes, mpi, mpirunArgs string
-	maxSize, reps, warmup           int
+	np, ops, sizes, mpi, mpirunArgs, cpuProfile string
+	maxSize, reps, warmup                       int
 }
 
 func setupCollectives(fs *flag.FlagSet) func(ctx context.Context, e *env) (*report.Report, error) {
@@ -45,6 +45,7 @@ func setupCollectives(fs *flag.FlagSet) func(ctx context.Context, e *env) (*repo
 	fs.IntVar(&f.warmup, "warmup", 5, "untimed calls before measuring each operation and size")
 	fs.StringVar(&f.mpi, "mpi", "auto", "Open MPI baseline (mpicc, mpirun over TCP on 127.0.0.1): auto (skip when absent), on, off")
 	fs.StringVar(&f.mpirunArgs, "mpirun-args", "", "more mpirun options for the baseline, space-separated")
+	fs.StringVar(&f.cpuProfile, "cpu-profile", "", "write a pprof CPU profile of every rank's measuring loop to `DIR`/pP-rankR.pprof")
 	return func(ctx context.Context, e *env) (*report.Report, error) {
 		cfg, err := f.config()
 		if err != nil {
@@ -62,10 +63,12 @@ type collConfig struct {
 	reps, warmup int
 	mpi          string
 	mpirunArgs   []string
+	cpuProfile   string // a directory for every rank's CPU profile; "" for none
 }
 
 func (f collFlags) config() (collConfig, error) {
-	c := collConfig{reps: f.reps, warmup: f.warmup, mpi: f.mpi, mpirunArgs: strings.Fields(f.mpirunArgs)}
+	c := collConfig{reps: f.reps, warmup: f.warmup, mpi: f.mpi, mpirunArgs: strings.Fields(f.mpirunArgs),
+		cpuProfile: f.cpuProfile}
 	var err error
 	if c.procs, err = parseInts("np", f.np); err != nil {
 		return c, err
@@ -156,7 +159,9 @@ func collPool(ctx context.Context, e *env, cfg collConfig, p int) (pts []collPoi
 	defer stop()
 	w, err := mpj.Init(mctx, g.Ibis)
 	if err == nil {
-		pts, err = collMeasure(mctx, e, w.Comm, cfg, coord)
+		pts, err = profiled(cfg.cpuProfile, p, w.Rank(), func() ([]collPoint, error) {
+			return collMeasure(mctx, e, w.Comm, cfg, coord)
+		})
 		if err == nil {
 			// The collective end: nobody closes while another still needs a message.
 			fctx, fcancel := context.WithTimeout(context.WithoutCancel(ctx), collEndTimeout)
