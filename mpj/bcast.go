@@ -8,7 +8,8 @@ import (
 // Bcast sends root's buf to every rank's buf (MPI_Bcast); every rank's buf must have
 // the root's length and type. It is a binomial tree: a rank receives once from its
 // parent and forwards to its children, so it takes ceil(log2 p) steps and the root
-// sends log2 p messages, not p-1.
+// sends log2 p messages, not p-1; a message of up to 1 KiB among up to 8 ranks goes
+// from the root to each rank directly instead (small.go).
 func (c *Comm) Bcast(ctx context.Context, buf any, root int) error {
 	if err := c.bcast(ctx, buf, root); err != nil {
 		return fmt.Errorf("mpj: Bcast: %w", err)
@@ -20,8 +21,12 @@ func (c *Comm) bcast(ctx context.Context, buf any, root int) error {
 	if err := c.checkRoot(root); err != nil {
 		return err
 	}
-	if _, _, err := bufInfo(buf); err != nil {
+	dt, cnt, err := bufInfo(buf)
+	if err != nil {
 		return err
+	}
+	if c.flat(dt, cnt) {
+		return c.bcastFlat(ctx, buf, root)
 	}
 	n := c.Size()
 	vr := (c.rank - root + n) % n

@@ -97,7 +97,8 @@ func (c *Comm) sendBlocks(ctx context.Context, buf any, dt Datatype, cnt, vr, k,
 // Scatter hands root's sendbuf out in blocks of len(recvbuf) elements, block r to rank
 // r's recvbuf (MPI_Scatter); sendbuf is ignored (may be nil) on the other ranks. It is
 // the reverse of Gather's binomial tree: each rank receives its subtree's blocks from
-// its parent in one message and passes its children theirs.
+// its parent in one message and passes its children theirs. Blocks of up to 1 KiB
+// among up to 8 ranks go from the root to each rank directly instead (small.go).
 func (c *Comm) Scatter(ctx context.Context, sendbuf, recvbuf any, root int) error {
 	if err := c.scatter(ctx, sendbuf, recvbuf, root); err != nil {
 		return fmt.Errorf("mpj: Scatter: %w", err)
@@ -114,11 +115,16 @@ func (c *Comm) scatter(ctx context.Context, sendbuf, recvbuf any, root int) erro
 		return err
 	}
 	p := c.Size()
-	vr := (c.rank - root + p) % p
-	if vr == 0 {
+	if c.rank == root {
 		if err := blocksFit(sendbuf, dt, p*cnt); err != nil {
 			return err
 		}
+	}
+	if c.flat(dt, cnt) {
+		return c.scatterFlat(ctx, sendbuf, recvbuf, cnt, root)
+	}
+	vr := (c.rank - root + p) % p
+	if vr == 0 {
 		// The root sends each child its blocks straight from sendbuf, farthest first.
 		for mask := topMask(p); mask > 0; mask >>= 1 {
 			k := min(mask, p-mask)

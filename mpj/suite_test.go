@@ -29,6 +29,7 @@ func runSuite(ctx context.Context, w *mpj.World) error {
 		{"buffers", checkBuffers},
 		{"nonblocking", checkNonblocking},
 		{"collectives", checkCollectives},
+		{"collectives by tree", checkTrees},
 		{"reductions", checkReductions},
 		{"communicators", checkCommunicators},
 		{"more collectives", checkMoreCollectives},
@@ -312,6 +313,53 @@ func checkNonblocking(ctx context.Context, w *mpj.World) error {
 	return err
 }
 
+// checkTrees runs checkCollectives with the flat algorithms for small messages off, so
+// that the binomial Bcast and Scatter and the dissemination Barrier, which a small pool
+// otherwise uses only for large messages or never, are checked on every pool too.
+func checkTrees(ctx context.Context, w *mpj.World) error {
+	mpj.SetFlat(false)
+	defer mpj.SetFlat(true)
+	return checkCollectives(ctx, w)
+}
+
+// checkBarrierWaits: no rank leaves a Barrier before every rank has entered it. In turn,
+// one rank y Ssends to every other rank before it enters; each other rank posts the
+// receive before it enters, so when y reaches the barrier every one of those receives
+// has been matched, and a rank that finds its receive still pending after the barrier
+// left it before y came. (A barrier that lets a rank go early is caught only when y is
+// late to it, which its Ssends make likely but not certain.)
+func checkBarrierWaits(ctx context.Context, w *mpj.World) error {
+	const tag = 41
+	p, me := w.Size(), w.Rank()
+	for y := range p {
+		var r *mpj.Request
+		if me != y {
+			var err error
+			if r, err = w.Irecv(make([]byte, 1), y, tag); err != nil {
+				return err
+			}
+		} else {
+			for x := range p {
+				if x != y {
+					if err := w.Ssend(ctx, []byte{byte(y)}, x, tag); err != nil {
+						return err
+					}
+				}
+			}
+		}
+		if err := w.Barrier(ctx); err != nil {
+			return err
+		}
+		if r == nil {
+			continue
+		}
+		if _, done, err := r.Test(); err != nil || !done {
+			return fmt.Errorf("left a Barrier before rank %d entered it (its message received: %v, %v)", y, done, err)
+		}
+	}
+	return nil
+}
+
 // checkCollectives: Barrier, Bcast, Reduce, Gather and Scatter from every root,
 // Allgather and Allgatherv.
 func checkCollectives(ctx context.Context, w *mpj.World) error {
@@ -320,6 +368,9 @@ func checkCollectives(ctx context.Context, w *mpj.World) error {
 		if err := w.Barrier(ctx); err != nil {
 			return err
 		}
+	}
+	if err := checkBarrierWaits(ctx, w); err != nil {
+		return err
 	}
 	for root := range p {
 		buf := make([]int32, 5)

@@ -31,8 +31,9 @@ var collOps = []string{"barrier", "bcast", "reduce", "allreduce", "allgather", "
 const collEndTimeout = 30 * time.Second
 
 type collFlags struct {
-	np, ops, sizes, mpi, mpirunArgs string
-	maxSize, reps, warmup           int
+	np, ops, sizes, mpi, mpirunArgs, cpuProfile string
+	maxSize, reps, warmup                       int
+	raw                                         bool
 }
 
 func setupCollectives(fs *flag.FlagSet) func(ctx context.Context, e *env) (*report.Report, error) {
@@ -41,10 +42,12 @@ func setupCollectives(fs *flag.FlagSet) func(ctx context.Context, e *env) (*repo
 	fs.StringVar(&f.ops, "ops", strings.Join(collOps, ","), "collectives to measure")
 	fs.IntVar(&f.maxSize, "max-size", 1<<20, "largest message in bytes (sizes are 0 and 4^k up to it); per rank block for Allgather, Alltoall, Gather, Scatter")
 	fs.StringVar(&f.sizes, "sizes", "", "explicit comma-separated sizes in bytes (K, M suffixes), instead of -max-size")
-	fs.IntVar(&f.reps, "reps", 60, "repetitions per operation and size, each after a barrier (the figure is the lower sextile of their max over ranks)")
+	fs.IntVar(&f.reps, "reps", 60, "repetitions per operation and size, each after a synchronisation of the ranks (the figure is the lower sextile of their max over ranks)")
 	fs.IntVar(&f.warmup, "warmup", 5, "untimed calls before measuring each operation and size")
 	fs.StringVar(&f.mpi, "mpi", "auto", "Open MPI baseline (mpicc, mpirun over TCP on 127.0.0.1): auto (skip when absent), on, off")
 	fs.StringVar(&f.mpirunArgs, "mpirun-args", "", "more mpirun options for the baseline, space-separated")
+	fs.BoolVar(&f.raw, "raw", true, "also time mpj's Barrier patterns over plain TCP sockets between the same processes (collectives_raw.go)")
+	fs.StringVar(&f.cpuProfile, "cpu-profile", "", "write a pprof CPU profile of every rank's measuring loop to `DIR`/pP-rankR.pprof")
 	return func(ctx context.Context, e *env) (*report.Report, error) {
 		cfg, err := f.config()
 		if err != nil {
@@ -62,10 +65,13 @@ type collConfig struct {
 	reps, warmup int
 	mpi          string
 	mpirunArgs   []string
+	cpuProfile   string // a directory for every rank's CPU profile; "" for none
+	raw          bool   // the raw-socket Barrier baseline
 }
 
 func (f collFlags) config() (collConfig, error) {
-	c := collConfig{reps: f.reps, warmup: f.warmup, mpi: f.mpi, mpirunArgs: strings.Fields(f.mpirunArgs)}
+	c := collConfig{reps: f.reps, warmup: f.warmup, mpi: f.mpi, mpirunArgs: strings.Fields(f.mpirunArgs),
+		cpuProfile: f.cpuProfile, raw: f.raw}
 	var err error
 	if c.procs, err = parseInts("np", f.np); err != nil {
 		return c, err
@@ -156,7 +162,9 @@ func collPool(ctx context.Context, e *env, cfg collConfig, p int) (pts []collPoi
 	defer stop()
 	w, err := mpj.Init(mctx, g.Ibis)
 	if err == nil {
-		pts, err = collMeasure(mctx, e, w.Comm, cfg, coord)
+		pts, err = profiled(cfg.cpuProfile, p, w.Rank(), func() ([]collPoint, error) {
+			return collMeasure(mctx, e, w.Comm, cfg, coord)
+		})
 		if err == nil {
 			// The collective end: nobody closes while another still needs a message.
 			fctx, fcancel := context.WithTimeout(context.WithoutCancel(ctx), collEndTimeout)
@@ -186,9 +194,15 @@ func collPool(ctx context.Context, e *env, cfg collConfig, p int) (pts []collPoi
 }
 
 // collMeasure times every operation and size on every rank: warmup calls, then reps
-// repetitions each preceded by a barrier; the per-repetition maximum over the ranks
-// is agreed on with an Allreduce after the loop. Only show (the coordinator)
+// repetitions each preceded by a synchronisation; the per-repetition maximum over the
+// ranks is agreed on with an Allreduce after the loop. Only show (the coordinator)
 // reports progress.
+//
+// The synchronisation is a 1-element Allreduce (recursive doubling), which lets every
+// rank go at about the same time, as MPI_Barrier does in the Open MPI baseline. mpj's
+// Barrier would not do: on up to 8 ranks it releases them one by one from rank 0, so
+// the rank-0 root of a Bcast or Scatter would start early and its message would reach
+// each rank right behind that rank's release, timing little more than the root's writes.
 func collMeasure(ctx context.Context, e *env, c *mpj.Comm, cfg collConfig, show bool) ([]collPoint, error) {
 	p := c.Size()
 	maxN := cfg.sizes[len(cfg.sizes)-1]
@@ -199,6 +213,7 @@ func collMeasure(ctx context.Context, e *env, c *mpj.Comm, cfg collConfig, show 
 	}
 	local := make([]float64, cfg.reps)
 	worst := make([]float64, cfg.reps)
+	token := []int32{0}
 	var out []collPoint
 	for _, op := range cfg.ops {
 		sizes := cfg.sizes
@@ -215,7 +230,7 @@ func collMeasure(ctx context.Context, e *env, c *mpj.Comm, cfg collConfig, show 
 				}
 			}
 			for k := range cfg.reps {
-				if err := c.Barrier(ctx); err != nil {
+				if err := c.Allreduce(ctx, token, token, mpj.Max); err != nil {
 					return nil, err
 				}
 				start := time.Now()
@@ -228,6 +243,16 @@ func collMeasure(ctx context.Context, e *env, c *mpj.Comm, cfg collConfig, show 
 				return nil, err
 			}
 			out = append(out, collPoint{Op: op, Size: n, Procs: p, Seconds: slices.Clone(worst)})
+			if op == "barrier" && cfg.raw {
+				if show {
+					e.Progress("raw sockets barrier, %d processes", p)
+				}
+				pts, err := rawBarriers(ctx, c, cfg)
+				if err != nil {
+					return nil, err
+				}
+				out = append(out, pts...)
+			}
 		}
 	}
 	return out, nil
@@ -264,7 +289,8 @@ type collResults struct {
 	cpus        int
 	impl, where string
 	procs       []int
-	mpj, mpi    []collPoint
+	// mpj holds the raw-socket Barriers' points too (rawFlatOp, rawDissemOp).
+	mpj, mpi []collPoint
 	// mpiNote says why the baseline is missing, or how it ran.
 	mpiNote string
 	// mpirun is the baseline's command line for each p (the binary as "mpicoll").

@@ -57,6 +57,14 @@ func durOrDash(s float64) any {
 	return seconds(s)
 }
 
+// ratioOrDash is a/b, or "-" when either figure is missing.
+func ratioOrDash(a, b float64) any {
+	if math.IsNaN(a) || math.IsNaN(b) {
+		return "-"
+	}
+	return a / b
+}
+
 func pkey(p int) string { return "p=" + strconv.Itoa(p) }
 
 // zeroSizeNote says why a collective's mpj/MPI ratio is left out at size 0.
@@ -82,7 +90,7 @@ func collReport(r *collResults) (*report.Report, error) {
 		return nil, err
 	}
 	haveMPI := len(r.mpi) > 0
-	method := fmt.Sprintf("T(n, p) = lower sextile over %d repetitions (each after a barrier, %d untimed calls first) of the per-repetition maximum over the ranks; n is bytes per rank block (the buffer for Bcast, Reduce, Allreduce), root rank 0, reductions sum bytes",
+	method := fmt.Sprintf("T(n, p) = lower sextile over %d repetitions (each after a synchronisation: a 1-element Allreduce in mpj, MPI_Barrier in Open MPI; %d untimed calls first) of the per-repetition maximum over the ranks; n is bytes per rank block (the buffer for Bcast, Reduce, Allreduce), root rank 0, reductions sum bytes",
 		r.cfg.reps, r.cfg.warmup)
 	about := fmt.Sprintf("mpj over %s, %s", r.impl, r.where)
 	notes := []string{method, about, r.mpiNote}
@@ -100,9 +108,23 @@ func collReport(r *collResults) (*report.Report, error) {
 	// Barrier: one figure per p.
 	if mine["barrier"] != nil {
 		t := &report.Table{Title: "collectives barrier: T(p)", Columns: []string{"p", "mpj", "Open MPI", "mpj/MPI"}, Notes: notes}
+		raw := mine[rawFlatOp] != nil
+		if raw {
+			t.Columns = append(t.Columns, "raw flat", "raw dissem.", "mpj/raw", "best raw/MPI")
+			t.Notes = append(t.Notes, "raw: a barrier over plain TCP connections between the same processes, one byte per signal, read by the waiting goroutine, timed the same way: flat (gather to rank 0 and release, mpj's Barrier up to 8 ranks) and dissemination (mpj's beyond); mpj/raw against the pattern mpj uses at that p")
+		}
 		for _, p := range r.procs {
 			a, b := mine.at("barrier", p, 0), theirs.at("barrier", p, 0)
-			t.AddRow(p, durOrDash(a), durOrDash(b), collRatio(a, b, -1))
+			row := []any{p, durOrDash(a), durOrDash(b), collRatio(a, b, -1)}
+			if raw {
+				fl, ds := mine.at(rawFlatOp, p, 0), mine.at(rawDissemOp, p, 0)
+				same := fl
+				if p > rawFlatProcs {
+					same = ds
+				}
+				row = append(row, durOrDash(fl), durOrDash(ds), ratioOrDash(a, same), ratioOrDash(min(fl, ds), b))
+			}
+			t.AddRow(row...)
 		}
 		rep.Tables = append(rep.Tables, t)
 	}

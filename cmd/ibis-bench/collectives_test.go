@@ -99,6 +99,16 @@ func TestCollectivesRun(t *testing.T) {
 			t.Errorf("output lacks the %s table", op)
 		}
 	}
+	// The raw-socket Barriers, timed beside mpj's.
+	for _, op := range []string{rawFlatOp, rawDissemOp} {
+		raw, ok := series[op].(map[string]any)["p=2"].(map[string]any)
+		if !ok || len(raw["seconds"].([]any)) != 1 || !(raw["seconds"].([]any)[0].(float64) > 0) {
+			t.Errorf("no raw-socket barrier %s: %v", op, series[op])
+		}
+	}
+	if !strings.Contains(out, "raw dissem.") {
+		t.Errorf("the barrier table lacks the raw sockets:\n%s", out)
+	}
 	if mpiErr == nil {
 		if _, ok := values["openmpi"].(map[string]any)["allreduce"]; !ok || !strings.Contains(out, "mpj/Open MPI") {
 			t.Errorf("no Open MPI baseline:\n%s", out)

@@ -1,0 +1,34 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime/pprof"
+)
+
+// profiled runs measure under a CPU profile written to dir/pP-rankR.pprof when dir is
+// set (-cpu-profile), so that each rank's share of a collective's time (message set-up,
+// system calls, hand-offs between goroutines) can be read with go tool pprof.
+func profiled(dir string, p, rank int, measure func() ([]collPoint, error)) ([]collPoint, error) {
+	if dir == "" {
+		return measure()
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("-cpu-profile: %w", err)
+	}
+	f, err := os.Create(filepath.Join(dir, fmt.Sprintf("p%d-rank%d.pprof", p, rank)))
+	if err != nil {
+		return nil, fmt.Errorf("-cpu-profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		return nil, errors.Join(fmt.Errorf("-cpu-profile: %w", err), f.Close())
+	}
+	pts, err := measure()
+	pprof.StopCPUProfile()
+	if cerr := f.Close(); cerr != nil && err == nil {
+		err = fmt.Errorf("-cpu-profile: %w", cerr)
+	}
+	return pts, err
+}
