@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"go.uber.org/zap"
 
@@ -68,16 +69,26 @@ type World struct {
 	Provided int
 }
 
+// InlineMax is the size up to which a poll receives a matched message itself, in the
+// same C call that found it (glue.c, mp_poll).
+const InlineMax = C.MP_SMALL
+
 // Message is a matched incoming message (MPI_Improbe): nobody else can receive it, and
 // it stays in MPI until the handler, now or later, receives or discards it with the
 // Loop. Its Size is the byte count.
 type Message struct {
 	Src, Tag, Size int
 	h              C.MPI_Message
+	// got holds the bytes of a small message that the poll received already
+	// (mp_poll): a view of C memory that the next poll overwrites, so valid only
+	// while the handler runs. Recv copies them out and completes at once.
+	got []byte
 }
 
 // Handler takes each matched message, under the progress lock. It must not block nor
-// call Do.
+// call Do. A message of at most InlineMax bytes may come received already (its bytes
+// held in C memory until the next poll): the handler receives or discards such a
+// message before it returns; only larger ones may stay matched for later.
 type Handler func(l *Loop, m Message)
 
 // Engine is the process's MPI engine (see the package doc).
@@ -134,18 +145,15 @@ type Engine struct {
 
 	// Owned by the holder of progress.
 	handler   Handler
-	creqs     *C.MPI_Request
-	cidx      *C.int
-	capReqs   int
+	capReqs   int // room in the C request table (glue.c)
 	reqs      []request
 	sends     int
 	pinners   []*runtime.Pinner
-	poll      *C.mp_poll_t
 	stopping  bool
 	deadline  time.Time
 	barrier   barrierState
 	done      []int
-	callbacks []func(error)
+	callbacks []Completion
 }
 
 // barrierState is where the stop sequence's final MPI_Ibarrier is (stopStep):
@@ -170,7 +178,7 @@ func (b barrierState) String() string {
 
 type request struct {
 	pin  *runtime.Pinner
-	done func(error)
+	done Completion
 	send bool
 }
 
@@ -252,7 +260,7 @@ func (e *Engine) Do(f func(*Loop)) bool {
 	if !e.serialized {
 		return e.queue.Push(f)
 	}
-	e.progress.Lock()
+	e.lockProgress()
 	defer e.progress.Unlock()
 	if e.ended.Load() {
 		return false
@@ -262,6 +270,38 @@ func (e *Engine) Do(f func(*Loop)) bool {
 		e.activeAt.Store(time.Now().UnixNano())
 	}
 	return true
+}
+
+// Send starts MPI_Isend of buf to rank dest with tag, as Loop.SendTo in a Do, without
+// the closure a Do needs; it reports false once the engine has stopped. buf stays
+// pinned, and must not change, until done is told.
+func (e *Engine) Send(dest, tag int, buf []byte, done Completion) bool {
+	if !e.serialized {
+		return e.queue.Push(func(l *Loop) { l.SendTo(dest, tag, buf, done) })
+	}
+	e.lockProgress()
+	defer e.progress.Unlock()
+	if e.ended.Load() {
+		return false
+	}
+	e.loop.SendTo(dest, tag, buf, done)
+	if len(e.reqs) > 0 {
+		e.activeAt.Store(time.Now().UnixNano())
+	}
+	return true
+}
+
+// lockProgress takes the progress lock for Do. When a goroutine in Await holds it in a
+// bounded poll loop (mp_poll), raising mp_yielding makes that loop return at its next
+// turn instead of finishing its turns.
+func (e *Engine) lockProgress() {
+	if e.progress.TryLock() {
+		return
+	}
+	yielding := (*int32)(unsafe.Pointer(&C.mp_yielding))
+	atomic.AddInt32(yielding, 1)
+	e.progress.Lock()
+	atomic.AddInt32(yielding, -1)
 }
 
 // Stop ends the engine: it finishes outstanding sends, waits (at most timeout) in a
