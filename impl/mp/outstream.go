@@ -158,6 +158,11 @@ func (out *outStream) WritePacket(bufs net.Buffers) error {
 		// (the Close packet) to a receiver that left first end cleanly, as over TCP.
 		return nil
 	}
+	if n, ok := smallPacket(bufs); ok {
+		if sent, err := out.writeSmall(bufs, n); sent {
+			return err
+		}
+	}
 	t := out.t
 	msgs, direct := splitPacket(bufs)
 	if len(msgs) == 0 {
