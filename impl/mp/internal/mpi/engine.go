@@ -119,15 +119,17 @@ type Engine struct {
 	// serialized: MPI granted MPI_THREAD_SERIALIZED, so any goroutine holding progress
 	// may call it; otherwise only the engine goroutine does (funneled).
 	serialized bool
-	// drivers counts the goroutines in Await, and drivenAt (Unix nanoseconds) is when
-	// one last found what it waited for. While there are drivers, and for the spin
-	// time after one succeeded, the engine goroutine stands by, unless a goroutine is
+	// drivers counts the goroutines in Await, and drives the times one found what it
+	// waited for (a count, not a clock: reading the clock costs more than the rest of
+	// an Await that succeeds at once; the engine goroutine notes when drives changed,
+	// in drivenSeen). While there are drivers, and for the spin time after one
+	// succeeded, the engine goroutine stands by, unless a goroutine is
 	// blocked waiting for MPI (blocked, counted by Blocking, which pokes undriven so
 	// that the engine polls at once). activeAt (Unix nanoseconds) is when a Do last
 	// left requests outstanding or a goroutine last began to block, which the engine's
 	// idle clock counts as work of its own: it keeps polling for the spin time after.
 	drivers  atomic.Int32
-	drivenAt atomic.Int64
+	drives   atomic.Uint64
 	blocked  atomic.Int32
 	activeAt atomic.Int64
 	undriven chan struct{}
@@ -142,6 +144,11 @@ type Engine struct {
 	started  chan error
 	finished chan struct{}
 	stopErr  error
+
+	// Owned by the engine goroutine: the count of drives it saw last, and when it saw
+	// it change.
+	drivesSeen uint64
+	drivenSeen time.Time
 
 	// Owned by the holder of progress.
 	handler   Handler

@@ -41,7 +41,7 @@ func (e *Engine) Await(ch <-chan struct{}, d time.Duration) bool {
 	e.drivers.Add(1)
 	ok := pollWith(ch, d, e.step, e.yieldIdle)
 	if ok {
-		e.drivenAt.Store(time.Now().UnixNano())
+		e.drives.Add(1)
 	}
 	e.drivers.Add(-1)
 	return ok

@@ -115,16 +115,19 @@ func (e *Engine) run() {
 }
 
 // driven reports whether goroutines in Await are making progress, or did within the
-// spin time, and no goroutine is blocked waiting for MPI.
+// spin time (as the engine goroutine, the only caller, saw it), and no goroutine is
+// blocked waiting for MPI.
 func (e *Engine) driven(now time.Time) bool {
+	if d := e.drives.Load(); d != e.drivesSeen {
+		e.drivesSeen, e.drivenSeen = d, now
+	}
 	if e.blocked.Load() > 0 {
 		return false
 	}
 	if e.drivers.Load() > 0 {
 		return true
 	}
-	at := e.drivenAt.Load()
-	return at != 0 && now.UnixNano()-at < int64(e.spin)
+	return !e.drivenSeen.IsZero() && now.Sub(e.drivenSeen) < e.spin
 }
 
 // runQueued runs the closures queued by Do; progress is held.
