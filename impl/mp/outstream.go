@@ -27,6 +27,11 @@ type outStream struct {
 	c    uint32 // set under the engine's progress lock before the request is sent
 	lost func(error)
 
+	// tiny is the gather buffer of messages sent with MPI_Send (smallsend.go); only
+	// the connection's writer uses it (core never writes to one connection from two
+	// goroutines at once).
+	tiny []byte
+
 	reply   chan replyMsg
 	replied bool // the handshake reply came (under the progress lock); later messages are credit
 

@@ -3,17 +3,21 @@
 package mp
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"sync"
 
+	"github.com/ibisgo/ibis/impl/mp/internal/mpi"
 	"github.com/ibisgo/ibis/ipl"
 )
 
 // The small-packet path of WritePacket: a packet whose buffers together fit one
 // gathered message (most messages of a request/reply program) is copied into a
 // pooled buffer and handed to the engine in one call, with no closure, no list of
-// messages and no fresh buffer per packet. When its credit or a send slot is not
+// messages and no fresh buffer per packet. A tiny one (up to mpi.InlineMax) goes
+// with MPI_Send from a buffer of the stream's own, when MPI is serialized: no
+// request, pin, slot or pooled buffer at all. When its credit or a send slot is not
 // there at once, WritePacket takes its general path, which waits for them.
 
 // sendBuf is a gathered message on its way: the copy MPI sends from, and what its
@@ -59,6 +63,21 @@ func (out *outStream) writeSmall(bufs net.Buffers, n int) (sent bool, err error)
 	t := out.t
 	if !out.tryAcquire(charge(n)) {
 		return false, nil
+	}
+	if n <= mpi.InlineMax && t.eng.Serialized() {
+		// Tiny: sent by MPI_Send from the stream's own gather buffer, done on return.
+		out.tiny = out.tiny[:0]
+		for _, b := range bufs {
+			out.tiny = append(out.tiny, b...)
+		}
+		if _, err := t.eng.SendSmall(out.peer, fwdTag(out.c), out.tiny); err != nil {
+			out.refund(charge(n))
+			if errors.Is(err, mpi.ErrStopped) {
+				err = ipl.ErrClosed
+			}
+			return true, fmt.Errorf("mp: writing to rank %d: %w", out.peer, err)
+		}
+		return true, nil
 	}
 	select {
 	case t.slots <- struct{}{}:

@@ -298,6 +298,28 @@ func (e *Engine) Send(dest, tag int, buf []byte, done Completion) bool {
 	return true
 }
 
+// SendSmall sends buf, at most InlineMax bytes, to rank dest with tag at once (MPI_Send,
+// which returns once MPI has copied so small a message) and reports how it went;
+// when MPI is serialized only (ok false otherwise, or for a larger buf: use Send).
+// Messages to one rank are matched there in the order they were sent, whatever the
+// call.
+func (e *Engine) SendSmall(dest, tag int, buf []byte) (ok bool, err error) {
+	if !e.serialized || len(buf) > InlineMax {
+		return false, nil
+	}
+	e.lockProgress()
+	defer e.progress.Unlock()
+	if e.ended.Load() {
+		return true, ErrStopped
+	}
+	rc := C.mp_send_small(ptr(buf), C.int(len(buf)), C.int(dest), C.int(tag))
+	runtime.KeepAlive(buf) // passed as an address: MPI_Send is done with it on return
+	if err := check("MPI_Send", rc); err != nil {
+		return true, fmt.Errorf("sending %d bytes to rank %d: %w", len(buf), dest, err)
+	}
+	return true, nil
+}
+
 // lockProgress takes the progress lock for Do. When a goroutine in Await holds it in a
 // bounded poll loop (mp_poll), raising mp_yielding makes that loop return at its next
 // turn instead of finishing its turns.
