@@ -116,12 +116,8 @@ int mp_poll(int probe, int n, int turns, int small) {
 			if (rc != MPI_SUCCESS) break;
 			if (p->outcount == MPI_UNDEFINED) p->outcount = 0;
 		}
-		if (p->found || p->outcount > 0 || __atomic_load_n(&mp_yielding, __ATOMIC_RELAXED) > 0) {
-			i++;
-			break;
-		}
+		if (p->found || p->outcount > 0 || __atomic_load_n(&mp_yielding, __ATOMIC_RELAXED) > 0) break;
 	}
-	p->polls = i;
 	return rc;
 }
 

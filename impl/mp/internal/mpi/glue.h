@@ -13,7 +13,7 @@ typedef struct {
 #define MP_SMALL 1024
 
 typedef struct {
-	int found, src, tag, count, outcount, polls;
+	int found, src, tag, count, outcount;
 	int received; // the message is received already: its bytes are in mp_small
 	MPI_Message msg;
 } mp_poll_t;
