@@ -53,7 +53,10 @@
 // mpi_yield_when_idle); each poll probes for any message (MPI_Improbe), hands it to
 // the connection it belongs to, starts its receive (MPI_Imrecv) and collects completed
 // requests (MPI_Testsome), so a waiting receiver finds its own message with no other
-// thread involved. An engine goroutine, locked to the OS thread that initialised MPI
+// thread involved. A waiter makes up to 64 empty polls in one cgo call, and a
+// message of at most 1 KiB is received in the same call that found it (MPI_Mrecv);
+// a packet of at most 1 KiB is sent with MPI_Send, done when the call returns, larger
+// small ones from pooled buffers with MPI_Isend. An engine goroutine, locked to the OS thread that initialised MPI
 // and finalises it, polls when nobody else does: it stands by while goroutines poll
 // as above and for mp.spin (10ms) after one last found its answer, unless a goroutine
 // is blocked waiting for MPI; then, and otherwise, it keeps polling for mp.spin after

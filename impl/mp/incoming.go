@@ -63,12 +63,12 @@ func (t *transport) incoming(l *mpi.Loop, m mpi.Message) {
 		}
 		return
 	}
-	ch := &chunk{state: chunkPending, data: make([]byte, m.Size), credit: charge(m.Size)}
-	if !s.push(ch) {
+	ch, ok := s.pushSmall(m.Size)
+	if !ok {
 		l.Discard(m)
 		return
 	}
-	l.Recv(m, ch.data, func(err error) { s.filled(ch, err) })
+	l.RecvTo(m, ch.data, ch)
 }
 
 // fromAcceptor handles a message on a connection's reverse tag (under the engine's
@@ -105,3 +105,8 @@ func (t *transport) fromAcceptor(l *mpi.Loop, m mpi.Message, key uint64) {
 		}
 	})
 }
+
+// A message left matched in MPI for a later read (recvDirectMin and up) must be larger
+// than those the engine's poll receives itself (mpi.InlineMax): this does not compile
+// otherwise.
+const _ = uint(recvDirectMin - mpi.InlineMax - 1)

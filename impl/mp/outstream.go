@@ -27,6 +27,11 @@ type outStream struct {
 	c    uint32 // set under the engine's progress lock before the request is sent
 	lost func(error)
 
+	// tiny is the gather buffer of messages sent with MPI_Send (smallsend.go); only
+	// the connection's writer uses it (core never writes to one connection from two
+	// goroutines at once).
+	tiny []byte
+
 	reply   chan replyMsg
 	replied bool // the handshake reply came (under the progress lock); later messages are credit
 
@@ -157,6 +162,11 @@ func (out *outStream) WritePacket(bufs net.Buffers) error {
 		// and fails the messages that follow. Not failing here lets a sender's goodbye
 		// (the Close packet) to a receiver that left first end cleanly, as over TCP.
 		return nil
+	}
+	if n, ok := smallPacket(bufs); ok {
+		if sent, err := out.writeSmall(bufs, n); sent {
+			return err
+		}
 	}
 	t := out.t
 	msgs, direct := splitPacket(bufs)

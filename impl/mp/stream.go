@@ -41,6 +41,9 @@ type inStream struct {
 	notify   chan struct{}
 	// unreturned is credit consumed by the reader, not yet sent back (credit.go).
 	unreturned int
+	// spare holds chunks the reader has consumed, for the next small messages
+	// (newChunk): a chunk and its buffer serve many messages.
+	spare []*chunk
 }
 
 // chunkState is where one MPI message of a stream is, under the stream's mu:
@@ -67,7 +70,48 @@ type chunk struct {
 	data   []byte
 	msg    mpi.Message
 	err    error
-	credit int // what the dialler paid for it (credit.go), given back once it is read
+	credit int       // what the dialler paid for it (credit.go), given back once it is read
+	s      *inStream // whose chunk it is, for Complete
+}
+
+// Complete marks the chunk's receive as done (mpi.Completion; under the engine's
+// progress lock).
+func (ch *chunk) Complete(err error) { ch.s.filled(ch, err) }
+
+// Bounds of the chunks a stream keeps for reuse: how many, and the largest buffer.
+const (
+	spareChunks = 8
+	spareBytes  = 4 << 10
+)
+
+// newChunk returns a chunk for a small message of n bytes, pending, a spare one if
+// there is one; s.mu is held.
+func (s *inStream) newChunk(n int) *chunk {
+	var ch *chunk
+	if k := len(s.spare); k > 0 {
+		ch = s.spare[k-1]
+		s.spare[k-1] = nil
+		s.spare = s.spare[:k-1]
+	} else {
+		ch = &chunk{s: s}
+	}
+	if cap(ch.data) >= n {
+		ch.data = ch.data[:n]
+	} else {
+		ch.data = make([]byte, n)
+	}
+	ch.state, ch.credit = chunkPending, charge(n)
+	return ch
+}
+
+// recycle keeps a consumed chunk for newChunk; s.mu is held. The reader has copied its
+// bytes out (a Peek's view of them lasts only until the next read, as bufio's).
+func (s *inStream) recycle(ch *chunk) {
+	if len(s.spare) >= spareChunks || cap(ch.data) > spareBytes || ch.s != s {
+		return
+	}
+	*ch = chunk{s: s, data: ch.data[:0]}
+	s.spare = append(s.spare, ch)
 }
 
 // errStreamClosed is what reads of a stream closed on this side return.
@@ -92,6 +136,21 @@ func (s *inStream) push(ch *chunk) bool {
 	s.mu.Unlock()
 	s.wake()
 	return true
+}
+
+// pushSmall appends a pending chunk for a small message of n bytes, unless the stream
+// is closed (under the engine's progress lock).
+func (s *inStream) pushSmall(n int) (*chunk, bool) {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil, false
+	}
+	ch := s.newChunk(n)
+	s.q = append(s.q, ch)
+	s.mu.Unlock()
+	s.wake()
+	return ch, true
 }
 
 // filled marks a pending chunk's receive as done (under the engine's progress lock).
@@ -181,10 +240,18 @@ func (s *inStream) Read(p []byte) (int, error) {
 // pop drops the consumed head chunk and returns the credit to give back now (see
 // consumed); s.mu is held.
 func (s *inStream) pop() int {
-	give := s.consumed(s.q[0].credit)
+	ch := s.q[0]
+	give := s.consumed(ch.credit)
 	s.q[0] = nil
-	s.q = s.q[1:]
+	if len(s.q) == 1 {
+		s.q = s.q[:0] // the queue's array serves again from its start
+	} else {
+		s.q = s.q[1:]
+	}
 	s.off = 0
+	if ch.state == chunkReady {
+		s.recycle(ch)
+	}
 	return give
 }
 

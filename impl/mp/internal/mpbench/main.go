@@ -7,7 +7,9 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"os"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -41,6 +43,8 @@ func main() {
 	waitSpin := flag.String("waitspin", "", "impl/mp's "+mp.PropWaitSpin+" property (default: the package's)")
 	funneled := flag.Bool("funneled", false, "impl/mp's "+mp.PropFunneled+" property: every MPI call on one goroutine, the design before serialized calls")
 	flag.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of each rank to FILE.rank0, FILE.rank1")
+	flag.StringVar(&memProfile, "memprofile", "", "write a profile of every allocation of each rank to FILE.rank0, FILE.rank1")
+	flag.BoolVar(&mpOnly, "mp-only", false, "time impl/mp alone (no ratios), for a profile of its path (perf record, -cpuprofile)")
 	flag.Parse()
 	if *waitSpin != "" {
 		mpOpts = append(mpOpts, ipl.WithProperty(mp.PropWaitSpin, *waitSpin))
@@ -185,6 +189,14 @@ func run(rounds int, cases []benchCase) error {
 		}
 		defer stop()
 	}
+	if memProfile != "" {
+		write := startMemProfile(fmt.Sprintf("%s.rank%d", memProfile, rank))
+		defer func() {
+			if err := write(); err != nil {
+				fmt.Fprintln(os.Stderr, "mpbench: writing the allocation profile:", err)
+			}
+		}()
+	}
 	mpPeer, err := peerOf(mib)
 	if err != nil {
 		return err
@@ -250,16 +262,24 @@ func run(rounds int, cases []benchCase) error {
 	for ci := range cases {
 		figures[ci] = make([][]float64, len(impls))
 	}
+	var allocs []float64        // heap allocations of this process per empty impl/mp round trip
 	for r := range rounds + 1 { // round 0 warms up
 		for ci, c := range cases {
 			buf := make([]byte, c.size)
 			for ii := range impls {
+				if mpOnly && ii != 1 {
+					continue
+				}
 				var d time.Duration
 				switch ii {
 				case 0:
 					d, err = direct(c.size, c.iters)
 				case 1:
+					before := mallocs()
 					d, err = mpPair.pingPong(ctx, buf, c.iters, initiator)
+					if c.size == 0 && r > 0 {
+						allocs = append(allocs, float64(mallocs()-before)/float64(c.iters))
+					}
 				case 2:
 					d, err = tcpPair.pingPong(ctx, buf, c.iters, initiator)
 				}
@@ -290,6 +310,7 @@ func run(rounds int, cases []benchCase) error {
 		}
 		fmt.Printf("%s; impl/mp %s; load average at start and end: %s / %s\n", strings.TrimSuffix(strings.Join(strings.Fields(<-version)[:3], " "), ","), mode, load0, loadAvg())
 		report(cases, impls, figures, rounds)
+		fmt.Printf("\nimpl/mp: %.1f heap allocations per empty round trip on rank 0 (median of the rounds)\n", median(allocs))
 	}
 	_ = mpPair.out.Close()
 	_ = tcpPair.out.Close()
@@ -323,12 +344,24 @@ func report(cases []benchCase, impls []string, figures [][][]float64, rounds int
 		bests := make([]float64, len(impls))
 		for ii := range impls {
 			v := figures[ci][ii]
+			if len(v) == 0 {
+				meds[ii], bests[ii] = math.NaN(), math.NaN()
+				cells = append(cells, "not run")
+				continue
+			}
 			meds[ii], bests[ii] = median(v), best(v)
 			cells = append(cells, fmt.Sprintf("%.1f %s (best %.1f, worst %.1f)", meds[ii], unit, bests[ii], worst(v)))
 		}
 		fmt.Printf("| %s | %s | %.2fx (best %.2fx) | %.2fx (best %.2fx) |\n", c.name, strings.Join(cells, " | "),
 			meds[1]/meds[0], bests[1]/bests[0], meds[2]/meds[0], bests[2]/bests[0])
 	}
+}
+
+// mallocs is the process's count of heap allocations so far.
+func mallocs() uint64 {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.Mallocs
 }
 
 // loadAvg is the machine's load average over 1, 5 and 15 minutes, for the record.

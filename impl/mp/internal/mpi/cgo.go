@@ -30,10 +30,12 @@ func check(call string, rc C.int) error {
 	return fmt.Errorf("%w: %s: %s (code %d)", ErrMPI, call, errorString(rc), int(rc))
 }
 
-// ptr is the address MPI gets for b (nil for an empty slice).
-func ptr(b []byte) unsafe.Pointer {
+// ptr is the address MPI gets for b (0 for an empty slice), as an integer: the
+// callers have pinned b, and cgo then has no pointer argument to check, which cost
+// more than the rest of a call.
+func ptr(b []byte) C.uintptr_t {
 	if len(b) == 0 {
-		return nil
+		return 0
 	}
-	return unsafe.Pointer(unsafe.SliceData(b))
+	return C.uintptr_t(uintptr(unsafe.Pointer(unsafe.SliceData(b))))
 }

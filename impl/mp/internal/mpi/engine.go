@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"go.uber.org/zap"
 
@@ -68,16 +69,26 @@ type World struct {
 	Provided int
 }
 
+// InlineMax is the size up to which a poll receives a matched message itself, in the
+// same C call that found it (glue.c, mp_poll).
+const InlineMax = C.MP_SMALL
+
 // Message is a matched incoming message (MPI_Improbe): nobody else can receive it, and
 // it stays in MPI until the handler, now or later, receives or discards it with the
 // Loop. Its Size is the byte count.
 type Message struct {
 	Src, Tag, Size int
 	h              C.MPI_Message
+	// got holds the bytes of a small message that the poll received already
+	// (mp_poll): a view of C memory that the next poll overwrites, so valid only
+	// while the handler runs. Recv copies them out and completes at once.
+	got []byte
 }
 
 // Handler takes each matched message, under the progress lock. It must not block nor
-// call Do.
+// call Do. A message of at most InlineMax bytes may come received already (its bytes
+// held in C memory until the next poll): the handler receives or discards such a
+// message before it returns; only larger ones may stay matched for later.
 type Handler func(l *Loop, m Message)
 
 // Engine is the process's MPI engine (see the package doc).
@@ -108,15 +119,17 @@ type Engine struct {
 	// serialized: MPI granted MPI_THREAD_SERIALIZED, so any goroutine holding progress
 	// may call it; otherwise only the engine goroutine does (funneled).
 	serialized bool
-	// drivers counts the goroutines in Await, and drivenAt (Unix nanoseconds) is when
-	// one last found what it waited for. While there are drivers, and for the spin
-	// time after one succeeded, the engine goroutine stands by, unless a goroutine is
+	// drivers counts the goroutines in Await, and drives the times one found what it
+	// waited for (a count, not a clock: reading the clock costs more than the rest of
+	// an Await that succeeds at once; the engine goroutine notes when drives changed,
+	// in drivenSeen). While there are drivers, and for the spin time after one
+	// succeeded, the engine goroutine stands by, unless a goroutine is
 	// blocked waiting for MPI (blocked, counted by Blocking, which pokes undriven so
 	// that the engine polls at once). activeAt (Unix nanoseconds) is when a Do last
 	// left requests outstanding or a goroutine last began to block, which the engine's
 	// idle clock counts as work of its own: it keeps polling for the spin time after.
 	drivers  atomic.Int32
-	drivenAt atomic.Int64
+	drives   atomic.Uint64
 	blocked  atomic.Int32
 	activeAt atomic.Int64
 	undriven chan struct{}
@@ -132,20 +145,22 @@ type Engine struct {
 	finished chan struct{}
 	stopErr  error
 
+	// Owned by the engine goroutine: the count of drives it saw last, and when it saw
+	// it change.
+	drivesSeen uint64
+	drivenSeen time.Time
+
 	// Owned by the holder of progress.
 	handler   Handler
-	creqs     *C.MPI_Request
-	cidx      *C.int
-	capReqs   int
+	capReqs   int // room in the C request table (glue.c)
 	reqs      []request
 	sends     int
 	pinners   []*runtime.Pinner
-	poll      *C.mp_poll_t
 	stopping  bool
 	deadline  time.Time
 	barrier   barrierState
 	done      []int
-	callbacks []func(error)
+	callbacks []Completion
 }
 
 // barrierState is where the stop sequence's final MPI_Ibarrier is (stopStep):
@@ -170,7 +185,7 @@ func (b barrierState) String() string {
 
 type request struct {
 	pin  *runtime.Pinner
-	done func(error)
+	done Completion
 	send bool
 }
 
@@ -252,7 +267,7 @@ func (e *Engine) Do(f func(*Loop)) bool {
 	if !e.serialized {
 		return e.queue.Push(f)
 	}
-	e.progress.Lock()
+	e.lockProgress()
 	defer e.progress.Unlock()
 	if e.ended.Load() {
 		return false
@@ -262,6 +277,60 @@ func (e *Engine) Do(f func(*Loop)) bool {
 		e.activeAt.Store(time.Now().UnixNano())
 	}
 	return true
+}
+
+// Send starts MPI_Isend of buf to rank dest with tag, as Loop.SendTo in a Do, without
+// the closure a Do needs; it reports false once the engine has stopped. buf stays
+// pinned, and must not change, until done is told.
+func (e *Engine) Send(dest, tag int, buf []byte, done Completion) bool {
+	if !e.serialized {
+		return e.queue.Push(func(l *Loop) { l.SendTo(dest, tag, buf, done) })
+	}
+	e.lockProgress()
+	defer e.progress.Unlock()
+	if e.ended.Load() {
+		return false
+	}
+	e.loop.SendTo(dest, tag, buf, done)
+	if len(e.reqs) > 0 {
+		e.activeAt.Store(time.Now().UnixNano())
+	}
+	return true
+}
+
+// SendSmall sends buf, at most InlineMax bytes, to rank dest with tag at once (MPI_Send,
+// which returns once MPI has copied so small a message) and reports how it went;
+// when MPI is serialized only (ok false otherwise, or for a larger buf: use Send).
+// Messages to one rank are matched there in the order they were sent, whatever the
+// call.
+func (e *Engine) SendSmall(dest, tag int, buf []byte) (ok bool, err error) {
+	if !e.serialized || len(buf) > InlineMax {
+		return false, nil
+	}
+	e.lockProgress()
+	defer e.progress.Unlock()
+	if e.ended.Load() {
+		return true, ErrStopped
+	}
+	rc := C.mp_send_small(ptr(buf), C.int(len(buf)), C.int(dest), C.int(tag))
+	runtime.KeepAlive(buf) // passed as an address: MPI_Send is done with it on return
+	if err := check("MPI_Send", rc); err != nil {
+		return true, fmt.Errorf("sending %d bytes to rank %d: %w", len(buf), dest, err)
+	}
+	return true, nil
+}
+
+// lockProgress takes the progress lock for Do. When a goroutine in Await holds it in a
+// bounded poll loop (mp_poll), raising mp_yielding makes that loop return at its next
+// turn instead of finishing its turns.
+func (e *Engine) lockProgress() {
+	if e.progress.TryLock() {
+		return
+	}
+	yielding := (*int32)(unsafe.Pointer(&C.mp_yielding))
+	atomic.AddInt32(yielding, 1)
+	e.progress.Lock()
+	atomic.AddInt32(yielding, -1)
 }
 
 // Stop ends the engine: it finishes outstanding sends, waits (at most timeout) in a

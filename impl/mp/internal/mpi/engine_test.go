@@ -51,7 +51,8 @@ func TestEngineRank(t *testing.T) {
 		}
 		return b
 	}
-	sizes := []int{0, 100, 300 << 10}
+	// Empty, small, as large as a poll receives itself and just larger, large.
+	sizes := []int{0, 100, InlineMax, InlineMax + 1, 300 << 10}
 	got := make(chan error, w.Size*len(sizes))
 	want := w.Size * len(sizes)
 	e.Do(func(l *Loop) {
@@ -67,9 +68,14 @@ func TestEngineRank(t *testing.T) {
 	})
 	sent := make(chan error, w.Size*len(sizes))
 	for to := range w.Size {
-		for _, s := range sizes {
+		for i, s := range sizes {
 			b := payload(w.Rank, to, s)
-			e.Do(func(l *Loop) { l.Send(to, 5, b, func(err error) { sent <- err }) })
+			done := Func(func(err error) { sent <- err })
+			if i%2 == 0 {
+				e.Do(func(l *Loop) { l.SendTo(to, 5, b, done) })
+			} else if !e.Send(to, 5, b, done) {
+				t.Fatal("Send refused by a running engine")
+			}
 		}
 	}
 	for range want {

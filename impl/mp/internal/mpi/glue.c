@@ -47,53 +47,110 @@ int mp_finalize(void) {
 }
 
 
-// mp_poll is one turn of the engine in one cgo call: take the next matched message (if
-// probe is set) and collect completed requests.
-int mp_poll(mp_poll_t *p, int probe, MPI_Request *reqs, int n, int *indices) {
-	int rc;
+// The request table MPI_Testsome works on, with room for mp_cap requests (the Go side
+// keeps what each one needs beside it), and the indices of the completed ones.
+MPI_Request *mp_reqs = NULL;
+int *mp_idx = NULL;
+static int mp_cap = 0;
+mp_poll_t mp_last;
+char mp_small[MP_SMALL];
+int mp_yielding = 0;
+int mp_done = 0;
+
+// mp_grow makes room for cap requests; 0 when C memory ran out.
+int mp_grow(int cap) {
+	MPI_Request *r;
+	int *x;
+	if (cap <= mp_cap) return 1;
+	r = realloc(mp_reqs, (size_t)cap * sizeof(MPI_Request));
+	if (r == NULL) return 0;
+	mp_reqs = r;
+	x = realloc(mp_idx, (size_t)cap * sizeof(int));
+	if (x == NULL) return 0;
+	mp_idx = x;
+	mp_cap = cap;
+	return 1;
+}
+
+void mp_free_table(void) {
+	free(mp_reqs);
+	free(mp_idx);
+	mp_reqs = NULL;
+	mp_idx = NULL;
+	mp_cap = 0;
+}
+
+// mp_poll makes up to turns turns of the engine in one cgo call, into mp_last: each
+// takes the next matched message (if probe is set) and collects completed requests
+// among the first n of the table; it stops at the first turn that finds either, or
+// when Go code waits for the progress lock (mp_yielding). One call for many empty
+// turns saves the cgo crossing of each. With small set, a message found of at most
+// MP_SMALL bytes is received at once into mp_small (MPI_Mrecv): a message that small
+// is there whole when it is matched under the eager protocol of every transport of
+// Open MPI, so the call does not wait, and Go makes no call of its own to receive it.
+int mp_poll(int probe, int n, int turns, int small) {
+	int rc = MPI_SUCCESS, i;
 	MPI_Status st;
+	mp_poll_t *p = &mp_last;
 	p->found = 0;
 	p->outcount = 0;
-	if (probe) {
-		rc = MPI_Improbe(MPI_ANY_SOURCE, MPI_ANY_TAG, mp_comm, &p->found, &p->msg, &st);
-		if (rc != MPI_SUCCESS) return rc;
-		if (p->found) {
-			p->src = st.MPI_SOURCE;
-			p->tag = st.MPI_TAG;
-			MPI_Get_count(&st, MPI_BYTE, &p->count);
+	p->received = 0;
+	if (!probe && n == 0) turns = 0; // nothing to look for
+	for (i = 0; i < turns; i++) {
+		if (probe) {
+			rc = MPI_Improbe(MPI_ANY_SOURCE, MPI_ANY_TAG, mp_comm, &p->found, &p->msg, &st);
+			if (rc != MPI_SUCCESS) break;
+			if (p->found) {
+				p->src = st.MPI_SOURCE;
+				p->tag = st.MPI_TAG;
+				MPI_Get_count(&st, MPI_BYTE, &p->count);
+				if (small && p->count <= MP_SMALL) {
+					rc = MPI_Mrecv(mp_small, p->count, MPI_BYTE, &p->msg, MPI_STATUS_IGNORE);
+					if (rc != MPI_SUCCESS) break;
+					p->received = 1;
+				}
+			}
 		}
+		if (n > 0) {
+			rc = MPI_Testsome(n, mp_reqs, &p->outcount, mp_idx, MPI_STATUSES_IGNORE);
+			if (rc != MPI_SUCCESS) break;
+			if (p->outcount == MPI_UNDEFINED) p->outcount = 0;
+		}
+		if (p->found || p->outcount > 0 || __atomic_load_n(&mp_yielding, __ATOMIC_RELAXED) > 0) break;
 	}
-	if (n > 0) {
-		rc = MPI_Testsome(n, reqs, &p->outcount, indices, MPI_STATUSES_IGNORE);
-		if (rc != MPI_SUCCESS) return rc;
-		if (p->outcount == MPI_UNDEFINED) p->outcount = 0;
-	}
-	return MPI_SUCCESS;
+	return rc;
 }
 
-// mp_isend and mp_imrecv start a request and test it at once: a small message is
-// usually done by then, which saves the engine a turn before its completion is seen.
-int mp_isend(void *buf, int count, int dest, int tag, MPI_Request *req, int *done) {
-	int rc = MPI_Isend(buf, count, MPI_BYTE, dest, tag, mp_comm, req);
-	*done = 0;
+// mp_isend and mp_imrecv start a request into slot and test it at once: a small
+// message is usually done by then, which saves the engine a turn before its
+// completion is seen. Buffers come as integers: the Go side has pinned them.
+int mp_isend(uintptr_t buf, int count, int dest, int tag, int slot) {
+	int rc = MPI_Isend((void *)buf, count, MPI_BYTE, dest, tag, mp_comm, &mp_reqs[slot]);
+	mp_done = 0;
 	if (rc != MPI_SUCCESS) return rc;
-	return MPI_Test(req, done, MPI_STATUS_IGNORE);
+	return MPI_Test(&mp_reqs[slot], &mp_done, MPI_STATUS_IGNORE);
 }
 
-int mp_imrecv(void *buf, int count, MPI_Message *msg, MPI_Request *req, int *done) {
-	int rc = MPI_Imrecv(buf, count, MPI_BYTE, msg, req);
-	*done = 0;
+int mp_imrecv(uintptr_t buf, int count, MPI_Message msg, int slot) {
+	int rc = MPI_Imrecv((void *)buf, count, MPI_BYTE, &msg, &mp_reqs[slot]);
+	mp_done = 0;
 	if (rc != MPI_SUCCESS) return rc;
-	return MPI_Test(req, done, MPI_STATUS_IGNORE);
+	return MPI_Test(&mp_reqs[slot], &mp_done, MPI_STATUS_IGNORE);
 }
 
-int mp_ibarrier(MPI_Request *req) { return MPI_Ibarrier(mp_comm, req); }
-
-int mp_ibcast(void *buf, int count, MPI_Request *req) {
-	return MPI_Ibcast(buf, count, MPI_BYTE, 0, mp_comm, req);
+// mp_send_small sends a message of at most MP_SMALL bytes with MPI_Send: that small,
+// it goes under the eager protocol of every transport of Open MPI, so the call returns
+// once MPI has copied it, without waiting for the receiver, and with no request to
+// complete later (and MPI_Send takes Open MPI's shortest path for it).
+int mp_send_small(uintptr_t buf, int count, int dest, int tag) {
+	return MPI_Send((void *)buf, count, MPI_BYTE, dest, tag, mp_comm);
 }
 
-int mp_test(MPI_Request *req, int *flag) { return MPI_Test(req, flag, MPI_STATUS_IGNORE); }
+int mp_ibarrier(int slot) { return MPI_Ibarrier(mp_comm, &mp_reqs[slot]); }
+
+int mp_ibcast(uintptr_t buf, int count, int slot) {
+	return MPI_Ibcast((void *)buf, count, MPI_BYTE, 0, mp_comm, &mp_reqs[slot]);
+}
 
 void mp_error_string(int code, char *out, int cap) {
 	int len = 0;

@@ -51,9 +51,28 @@ func (l *Loop) pin(buf []byte) *runtime.Pinner {
 	return p
 }
 
+// Completion is told, under the progress lock, that a request ended: with nil, or the
+// error. A pointer to a value that knows what to do next makes a completion without
+// the allocation of a closure.
+type Completion interface{ Complete(err error) }
+
+// Func makes a function a Completion.
+type Func func(error)
+
+// Complete calls f.
+func (f Func) Complete(err error) { f(err) }
+
+// asCompletion is done as a Completion, nil for none.
+func asCompletion(done func(error)) Completion {
+	if done == nil {
+		return nil
+	}
+	return Func(done)
+}
+
 // fail retires the last slot, after its MPI call refused to start (err) or finished
 // at once (nil), and tells done.
-func (l *Loop) fail(err error, done func(error)) {
+func (l *Loop) fail(err error, done Completion) {
 	e := l.e
 	last := len(e.reqs) - 1
 	if r := e.reqs[last]; r.pin != nil {
@@ -63,7 +82,7 @@ func (l *Loop) fail(err error, done func(error)) {
 	e.reqs[last] = request{}
 	e.reqs = e.reqs[:last]
 	if done != nil {
-		done(err)
+		done.Complete(err)
 	}
 }
 
@@ -71,20 +90,24 @@ func (l *Loop) fail(err error, done func(error)) {
 // change, until done is called (under the progress lock, with nil or the error).
 // Messages to one rank are matched there in the order they were started.
 func (l *Loop) Send(dest, tag int, buf []byte, done func(error)) {
+	l.SendTo(dest, tag, buf, asCompletion(done))
+}
+
+// SendTo is Send telling a Completion.
+func (l *Loop) SendTo(dest, tag int, buf []byte, done Completion) {
 	if l.dead {
 		if done != nil {
-			done(ErrStopped)
+			done.Complete(ErrStopped)
 		}
 		return
 	}
 	e := l.e
 	req := e.slot(l.pin(buf))
-	var now C.int
-	if err := check("MPI_Isend", C.mp_isend(ptr(buf), C.int(len(buf)), C.int(dest), C.int(tag), req, &now)); err != nil {
+	if err := check("MPI_Isend", C.mp_isend(ptr(buf), C.int(len(buf)), C.int(dest), C.int(tag), req)); err != nil {
 		l.fail(fmt.Errorf("sending %d bytes to rank %d: %w", len(buf), dest, err), done)
 		return
 	}
-	if now != 0 {
+	if C.mp_done != 0 {
 		l.fail(nil, done) // done already: retire the slot and report success
 		return
 	}
@@ -96,27 +119,37 @@ func (l *Loop) Send(dest, tag int, buf []byte, done func(error)) {
 // Recv starts MPI_Imrecv of the matched message m into buf (at least m.Size bytes),
 // pinned until done is called under the progress lock.
 func (l *Loop) Recv(m Message, buf []byte, done func(error)) {
+	l.RecvTo(m, buf, asCompletion(done))
+}
+
+// RecvTo is Recv telling a Completion.
+func (l *Loop) RecvTo(m Message, buf []byte, done Completion) {
 	if l.dead {
 		if done != nil {
-			done(ErrStopped)
+			done.Complete(ErrStopped)
 		}
 		return
 	}
 	if len(buf) < m.Size {
 		if done != nil {
-			done(fmt.Errorf("%w: a %d-byte buffer for a %d-byte message", ErrMPI, len(buf), m.Size))
+			done.Complete(fmt.Errorf("%w: a %d-byte buffer for a %d-byte message", ErrMPI, len(buf), m.Size))
+		}
+		return
+	}
+	if m.got != nil {
+		copy(buf, m.got)
+		if done != nil {
+			done.Complete(nil)
 		}
 		return
 	}
 	e := l.e
 	req := e.slot(l.pin(buf))
-	h := m.h
-	var now C.int
-	if err := check("MPI_Imrecv", C.mp_imrecv(ptr(buf), C.int(m.Size), &h, req, &now)); err != nil {
+	if err := check("MPI_Imrecv", C.mp_imrecv(ptr(buf), C.int(m.Size), m.h, req)); err != nil {
 		l.fail(fmt.Errorf("receiving %d bytes from rank %d: %w", m.Size, m.Src, err), done)
 		return
 	}
-	if now != 0 {
+	if C.mp_done != 0 {
 		l.fail(nil, done)
 		return
 	}
@@ -125,6 +158,9 @@ func (l *Loop) Recv(m Message, buf []byte, done func(error)) {
 
 // Discard receives m and throws it away, so that its sender's request completes.
 func (l *Loop) Discard(m Message) {
+	if m.got != nil {
+		return
+	}
 	l.Recv(m, make([]byte, m.Size), nil)
 }
 
@@ -138,10 +174,10 @@ func (l *Loop) Bcast(buf []byte, done func(error)) {
 	e := l.e
 	req := e.slot(l.pin(buf))
 	if err := check("MPI_Ibcast", C.mp_ibcast(ptr(buf), C.int(len(buf)), req)); err != nil {
-		l.fail(err, done)
+		l.fail(err, asCompletion(done))
 		return
 	}
-	e.reqs[len(e.reqs)-1].done = done
+	e.reqs[len(e.reqs)-1].done = asCompletion(done)
 }
 
 // BenchPingPong runs the benchmark's baseline: iters round trips of size bytes with
@@ -164,7 +200,7 @@ func (l *Loop) BenchPingPong(peer, size, iters int, initiator bool) (time.Durati
 		return 0, nil
 	}
 	buf := make([]byte, max(size, 1))
-	p, n, dst := ptr(buf), C.int(size), C.int(peer)
+	p, n, dst := unsafe.Pointer(unsafe.SliceData(buf)), C.int(size), C.int(peer)
 	start := time.Now()
 	for range iters {
 		if initiator {

@@ -41,7 +41,7 @@ func (e *Engine) Await(ch <-chan struct{}, d time.Duration) bool {
 	e.drivers.Add(1)
 	ok := pollWith(ch, d, e.step, e.yieldIdle)
 	if ok {
-		e.drivenAt.Store(time.Now().UnixNano())
+		e.drives.Add(1)
 	}
 	e.drivers.Add(-1)
 	return ok
@@ -62,8 +62,14 @@ func (e *Engine) Blocking() (unblock func()) {
 	return func() { e.blocked.Add(-1) }
 }
 
-// step makes one turn of progress if nobody else is (one probe, completions), and
-// reports whether it did any work. (Nothing is queued for a serialized engine.)
+// awaitTurns is how many empty polls a goroutine in Await makes in one cgo call
+// (mp_poll) before it looks at its channel and the clock again. The call ends at the
+// first message or completion, and when a Do waits for the progress lock.
+const awaitTurns = 64
+
+// step polls MPI, up to awaitTurns times until something happens, if nobody else is
+// (probes, completions), and reports whether it did any work. (Nothing is queued for a
+// serialized engine.)
 func (e *Engine) step() bool {
 	if !e.progress.TryLock() {
 		return false
@@ -73,7 +79,7 @@ func (e *Engine) step() bool {
 		yieldCPU() // nothing to poll any more: do not spin hot until the caller's deadline
 		return false
 	}
-	found, completed, err := e.pollOnce(e.loop)
+	found, completed, err := e.pollOnce(e.loop, awaitTurns)
 	if err != nil {
 		e.log.Error("MPI progress failed", zap.Error(err))
 	}

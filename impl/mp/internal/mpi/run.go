@@ -48,7 +48,6 @@ func (e *Engine) run() {
 	// need it, while elsewhere a yield only delays the poll that keeps a transfer
 	// going (docs/PERFORMANCE.md, "mp: callers make their own MPI calls").
 	e.yieldIdle = e.world.LocalSize > e.world.CPUs
-	e.poll = (*C.mp_poll_t)(C.calloc(1, C.size_t(unsafe.Sizeof(C.mp_poll_t{}))))
 	e.grow(64)
 	defer e.freeC()
 	e.log.Debug("MPI initialised", zap.Int("rank", e.world.Rank), zap.Int("size", e.world.Size),
@@ -74,7 +73,7 @@ func (e *Engine) run() {
 				return
 			}
 		}
-		found, completed, err := e.pollOnce(e.loop)
+		found, completed, err := e.pollOnce(e.loop, 1)
 		outstanding := len(e.reqs) > 0
 		stopping := e.stopping
 		e.progress.Unlock()
@@ -116,16 +115,19 @@ func (e *Engine) run() {
 }
 
 // driven reports whether goroutines in Await are making progress, or did within the
-// spin time, and no goroutine is blocked waiting for MPI.
+// spin time (as the engine goroutine, the only caller, saw it), and no goroutine is
+// blocked waiting for MPI.
 func (e *Engine) driven(now time.Time) bool {
+	if d := e.drives.Load(); d != e.drivesSeen {
+		e.drivesSeen, e.drivenSeen = d, now
+	}
 	if e.blocked.Load() > 0 {
 		return false
 	}
 	if e.drivers.Load() > 0 {
 		return true
 	}
-	at := e.drivenAt.Load()
-	return at != 0 && now.UnixNano()-at < int64(e.spin)
+	return !e.drivenSeen.IsZero() && now.Sub(e.drivenSeen) < e.spin
 }
 
 // runQueued runs the closures queued by Do; progress is held.
@@ -149,22 +151,28 @@ func (e *Engine) exit() {
 	}
 }
 
-// pollOnce takes one matched message and collects completed requests; progress is
-// held.
-func (e *Engine) pollOnce(l *Loop) (found, completed bool, err error) {
-	p := e.poll
+// pollOnce polls MPI up to turns times in one cgo call (mp_poll), until it takes one
+// matched message or collects completed requests; progress is held.
+func (e *Engine) pollOnce(l *Loop, turns int) (found, completed bool, err error) {
 	probe := C.int(0)
 	if e.handler != nil {
 		probe = 1
 	}
-	rc := C.mp_poll(p, probe, e.creqs, C.int(len(e.reqs)), e.cidx)
+	rc := C.mp_poll(probe, C.int(len(e.reqs)), C.int(turns), 1)
 	if err := check("MPI_Improbe/MPI_Testsome", rc); err != nil {
 		return false, false, err
 	}
+	p := &C.mp_last
 	// Completions first: the handler may add requests. Both in every turn, so that
 	// neither a flood of messages nor of completions starves the other.
 	found = p.found != 0
 	m := Message{Src: int(p.src), Tag: int(p.tag), Size: int(p.count), h: p.msg}
+	if p.received != 0 {
+		m.got = unsafe.Slice((*byte)(unsafe.Pointer(&C.mp_small[0])), m.Size)
+		if m.got == nil {
+			m.got = []byte{} // an empty message, received
+		}
+	}
 	if n := int(p.outcount); n > 0 {
 		e.complete(n)
 		completed = true
@@ -177,13 +185,13 @@ func (e *Engine) pollOnce(l *Loop) (found, completed bool, err error) {
 
 // complete retires the n requests MPI_Testsome reported and runs their callbacks.
 func (e *Engine) complete(n int) {
-	idx := unsafe.Slice(e.cidx, e.capReqs)[:n]
+	idx := unsafe.Slice(C.mp_idx, e.capReqs)[:n]
 	e.done = e.done[:0]
 	for _, i := range idx {
 		e.done = append(e.done, int(i))
 	}
 	sort.Sort(sort.Reverse(sort.IntSlice(e.done)))
-	creqs := unsafe.Slice(e.creqs, e.capReqs)
+	creqs := unsafe.Slice(C.mp_reqs, e.capReqs)
 	callbacks := e.callbacks[:0]
 	for _, i := range e.done {
 		r := e.reqs[i]
@@ -206,7 +214,7 @@ func (e *Engine) complete(n int) {
 	// Completion callbacks run once the table is consistent, since they may post new
 	// requests.
 	for i := len(callbacks) - 1; i >= 0; i-- {
-		callbacks[i](nil)
+		callbacks[i].Complete(nil)
 		callbacks[i] = nil
 	}
 	e.callbacks = callbacks[:0]
@@ -228,11 +236,11 @@ func (e *Engine) stopStep(l *Loop) (fin bool, err error) {
 			e.reqs = e.reqs[:len(e.reqs)-1]
 			return true, err
 		}
-		e.reqs[len(e.reqs)-1].done = func(error) { e.barrier = barrierDone }
+		e.reqs[len(e.reqs)-1].done = Func(func(error) { e.barrier = barrierDone })
 	case e.barrier == barrierDone && len(e.reqs) == 0:
 		// Everyone has posted all it will send; take what is still on its way.
 		for range 100 {
-			if found, _, _ := e.pollOnce(l); !found && len(e.reqs) == 0 {
+			if found, _, _ := e.pollOnce(l, 1); !found && len(e.reqs) == 0 {
 				break
 			}
 		}
