@@ -75,9 +75,11 @@ func ConnectionsDisabled() ReceivePortOption {
 // delivered only once its last one is finished. n of 0 or 1 is the default, one
 // upcall at a time as in Java Ibis; a handler that finishes its message early still
 // lets the port go on, so more than n handlers may be running, but at most n hold a
-// message. It needs a message handler and receive.autoupcalls. On a port with n > 1,
-// Receive and Poll (allowed while upcalls are disabled, as on any port) wait until no
-// handler holds a message, and no upcall starts while their message lives.
+// message. It needs a message handler and receive.autoupcalls; n is at most 65536.
+// DisableMessageUpcalls and Close stop every dispatcher. On a port with n > 1, Receive
+// (allowed while upcalls are disabled, as on any port) waits until no handler holds a
+// message and Poll returns nil while one does; no upcall starts while their message
+// lives.
 func WithConcurrentUpcalls(n int) ReceivePortOption {
 	return func(c *ReceivePortConfig) { c.ConcurrentUpcalls = n }
 }
