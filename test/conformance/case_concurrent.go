@@ -78,9 +78,9 @@ var _ = register(&testCase{
 		case <-s.all:
 		case <-e.Ctx.Done():
 			s.mu.Lock()
-			n := s.total
+			n, in := s.total, s.arrived
 			s.mu.Unlock()
-			t.Fatalf("only %d upcalls arrived", n)
+			t.Fatalf("only %d upcalls ended; %d handlers of first messages came in (want %d at once)", n, in, concurrentUpcalls)
 		}
 		rp.DisableMessageUpcalls()
 		s.mu.Lock()
