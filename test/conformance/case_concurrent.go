@@ -44,16 +44,17 @@ var _ = register(&testCase{
 			what string
 			pt   ipl.PortType
 			opts []ipl.ReceivePortOption
+			want error
 		}{
-			{"without a handler", ManyToOne, []ipl.ReceivePortOption{ipl.WithConcurrentUpcalls(2)}},
+			{"without a handler", ManyToOne, []ipl.ReceivePortOption{ipl.WithConcurrentUpcalls(2)}, ipl.ErrUnsupported},
 			{"with a negative count", Mixed, []ipl.ReceivePortOption{ipl.WithConcurrentUpcalls(-1),
-				ipl.WithMessageHandler(func(ipl.ReadMessage) error { return nil })}},
+				ipl.WithMessageHandler(func(ipl.ReadMessage) error { return nil })}, ipl.ErrInvalidArgument},
 		} {
-			if rp, err := e.Ibis.CreateReceivePort(e.Ctx, c.pt, "bad", c.opts...); !errors.Is(err, ipl.ErrUnsupported) {
+			if rp, err := e.Ibis.CreateReceivePort(e.Ctx, c.pt, "bad", c.opts...); !errors.Is(err, c.want) {
 				if rp != nil {
 					_ = rp.Close()
 				}
-				t.Errorf("concurrent upcalls %s: got %v, want ipl.ErrUnsupported", c.what, err)
+				t.Errorf("concurrent upcalls %s: got %v, want %v", c.what, err, c.want)
 			}
 		}
 		s := &ccState{next: map[string]int32{}, holding: map[string]int{},

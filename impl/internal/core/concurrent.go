@@ -23,7 +23,7 @@ func checkConcurrentUpcalls(pt ipl.PortType, pc ipl.ReceivePortConfig) error {
 	n := pc.ConcurrentUpcalls
 	switch {
 	case n < 0 || n > maxConcurrentUpcalls:
-		return fmt.Errorf("%w: %d concurrent upcalls: want 0 to %d", ipl.ErrUnsupported, n, maxConcurrentUpcalls)
+		return fmt.Errorf("%w: %d concurrent upcalls: want 0 to %d", ipl.ErrInvalidArgument, n, maxConcurrentUpcalls)
 	case n <= 1:
 		return nil
 	case pc.MessageHandler == nil:
