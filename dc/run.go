@@ -119,13 +119,13 @@ func (rt *Runtime) runRoot(t *task) (why string) {
 		}
 	}()
 	c.cur = t
-	t.base = c.dq.bottom.Load()
+	t.base = c.dq.height()
 	t.body.run(c)
 	c.cur = nil
 	if t.pending() {
 		return fmt.Sprintf("job %q returned without Sync for its children", t.body.kindOf().kindName())
 	}
-	t.releaseKids(c)
+	t.releaseKids()
 	return ""
 }
 
