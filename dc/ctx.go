@@ -21,8 +21,11 @@ type Ctx struct {
 	stats  Stats
 	// failures counts steal attempts in a row that brought nothing.
 	failures int
-	// pools holds each kind's recycled tasks, by the kind's number.
-	pools []*taskPool
+	// slots[:sp] are the tasks of the jobs spawned and not yet given back (see
+	// recycle.go); spares are tasks traded out of a slot, by kind number.
+	slots  []*task
+	sp     int
+	spares []*task
 }
 
 // abortRun unwinds a job when the run has ended or failed under it (a panic the worker
@@ -48,7 +51,25 @@ func (c *Ctx) Sync() {
 				t = c.dq.popSlow()
 			}
 			if t != nil {
-				c.runLocal(t)
+				// c.runLocal(t), inlined by hand: this is the path of every spawn
+				// that was not stolen.
+				mark := c.sp
+				c.cur = t
+				t.base = c.dq.height()
+				t.body.run(c)
+				if t.pending() {
+					c.returnedEarly(t)
+				}
+				if t.scrubKids {
+					c.scrub(t, mark)
+				}
+				c.sp = mark
+				c.cur = f
+				c.stats.Executed++
+				if c.stats.Executed&(progressBatch-1) == 0 {
+					c.publish()
+				}
+				t.parent.open--
 				continue
 			}
 		}
@@ -90,16 +111,17 @@ func (c *Ctx) Site() string { return c.rt.site }
 
 // runLocal runs a child of some job on this worker's stack as a plain call.
 func (c *Ctx) runLocal(t *task) {
-	saved := c.cur
+	saved, mark := c.cur, c.sp
 	c.cur = t
 	t.base = c.dq.height()
 	t.body.run(c)
 	if t.pending() {
-		panic(jobFailed{fmt.Sprintf("job %q returned without Sync for its children", t.body.kindOf().kindName())})
+		c.returnedEarly(t)
 	}
-	if t.kids != nil {
-		t.releaseKids()
+	if t.scrubKids { // c.release, inlined by hand
+		c.scrub(t, mark)
 	}
+	c.sp = mark
 	c.cur = saved
 	c.stats.Executed++
 	if c.stats.Executed&(progressBatch-1) == 0 {
@@ -110,15 +132,20 @@ func (c *Ctx) runLocal(t *task) {
 	t.parent.open--
 }
 
+// returnedEarly fails job t, which returned without Sync for its children.
+func (c *Ctx) returnedEarly(t *task) {
+	panic(jobFailed{fmt.Sprintf("job %q returned without Sync for its children", t.body.kindOf().kindName())})
+}
+
 // runStolen runs a job stolen from another process and sends its result back. A panic in
 // the job fails only that job: its owner hears of it and fails the run.
 func (c *Ctx) runStolen(t *task) {
-	saved, savedBase := c.cur, c.dq.height()
+	saved, savedBase, mark := c.cur, c.dq.height(), c.sp
 	var why string
 	func() {
 		defer func() {
 			if r := recover(); r != nil {
-				why = c.unwound(r, savedBase)
+				why = c.unwound(r, savedBase, mark)
 			}
 		}()
 		c.cur = t
@@ -126,9 +153,11 @@ func (c *Ctx) runStolen(t *task) {
 		t.body.run(c)
 		if t.pending() {
 			why = fmt.Sprintf("job %q returned without Sync for its children", t.body.kindOf().kindName())
+			c.abandon(mark)
 			return
 		}
-		t.releaseKids()
+		c.release(t, mark)
+		c.trim()
 	}()
 	c.cur = saved
 	c.stats.Executed++
@@ -140,14 +169,15 @@ func (c *Ctx) runStolen(t *task) {
 }
 
 // unwound turns what a job's panic left into the failure it reports, and empties the
-// deque of the children the job left behind (they belong to no one any more). An abort
-// is re-raised: it ends the whole worker.
-func (c *Ctx) unwound(r any, base int64) string {
+// work queue of the children the job left behind (they belong to no one any more), and
+// the slots above mark (see abandon). An abort is re-raised: it ends the whole worker.
+func (c *Ctx) unwound(r any, base int64, mark int) string {
 	for c.dq.height() > base {
 		if c.dq.pop() == nil {
 			break
 		}
 	}
+	c.abandon(mark)
 	switch r := r.(type) {
 	case abortRun:
 		panic(r)

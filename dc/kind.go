@@ -81,18 +81,24 @@ func (k *Kind[A, R]) kindName() string { return k.name }
 func (k *Kind[A, R]) Spawn(c *Ctx, arg A) *Future[R] {
 	c.check()
 	var j *job[A, R]
-	if t := c.take(k.id); t != nil {
-		j = t.body.(*job[A, R])
-	} else {
-		j = k.newJob(c)
+	if c.sp < len(c.slots) { // k.slot, inlined by hand
+		j, _ = c.slots[c.sp].body.(*job[A, R])
+	}
+	if j == nil {
+		j = k.trade(c)
+	}
+	c.sp++
+	if j.failed != nil {
+		j.failed = nil // a job that recovered from its Sync's panic
 	}
 	j.arg = arg
 	p := c.cur
 	j.parent = p
 	j.epoch = p.syncs
-	j.next = p.kids
-	p.kids = &j.task
 	p.open++
+	if k.scrub {
+		p.scrubKids = true
+	}
 	c.stats.Spawned++
 	if !c.dq.pushFast(&j.task) {
 		c.dq.pushSlow(&j.task)
@@ -136,6 +142,7 @@ func (j *job[A, R]) readResult(m reader) error  { return m.ReadObject(&j.res) }
 func (k *Kind[A, R]) receive(m reader) (*task, error) {
 	j := &job[A, R]{kind: k}
 	j.body = j
+	j.kindID = k.id
 	if err := m.ReadObject(&j.arg); err != nil {
 		return nil, fmt.Errorf("the argument of a %q job: %w", k.name, err)
 	}

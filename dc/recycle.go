@@ -2,77 +2,86 @@ package dc
 
 import "reflect"
 
-// taskPool is one kind's recycled tasks on one worker, linked through next. A spawn
-// that is not stolen takes its task from here and its parent's return puts it back, so
-// spawning allocates nothing in the steady state; the pool is not generic, so that
-// giving tasks back needs no call through an interface.
-type taskPool struct {
-	head *task
-	n    int
-	// scrub: the kind's argument or result holds pointers, dropped on the way back.
-	scrub bool
-}
+// The worker keeps the tasks of the jobs it spawns in a stack of slots (Ctx.slots), in
+// the order of their spawns: a spawn takes the slot above the last one taken, and a
+// job's return gives back every slot its children took (their futures are not to be
+// used after that) by lowering the stack pointer. So a spawn that is not stolen
+// allocates nothing, and recycling costs no work per child. A slot keeps its task for
+// the next spawn at that place; a spawn of another kind trades it for a spare task of
+// its own kind (Ctx.spares).
 
-// maxFree bounds each pool: what a burst of spawns allocated beyond it goes to the
-// garbage collector.
+// maxFree is how many slots a worker keeps at least when it trims its stack after a
+// job from another process or the root returns: what a burst of spawns allocated
+// beyond that goes to the garbage collector.
 const maxFree = 1 << 12
 
-// take pops a task from the pool of kind id, or returns nil (small enough to be inlined
-// into Spawn, which does the rest).
-func (c *Ctx) take(id int) *task {
-	if id < len(c.pools) {
-		if p := c.pools[id]; p != nil && p.head != nil {
-			t := p.head
-			p.head = t.next
-			p.n--
-			return t
-		}
-	}
-	return nil
-}
-
-// newJob makes a task of this kind that goes back to c's pool.
+// trade puts a task of this kind in slot c.sp, for a spawn that found none of its kind
+// there (Spawn takes the one there otherwise): a spare one, else a new one; the task
+// that was there becomes a spare of its kind.
 //
 //go:noinline
-func (k *Kind[A, R]) newJob(c *Ctx) *job[A, R] {
-	if k.id >= len(c.pools) {
-		c.pools = append(c.pools, make([]*taskPool, k.id+1-len(c.pools))...)
+func (k *Kind[A, R]) trade(c *Ctx) *job[A, R] {
+	var j *job[A, R]
+	if k.id < len(c.spares) && c.spares[k.id] != nil {
+		t := c.spares[k.id]
+		c.spares[k.id], t.next = t.next, nil
+		j = t.body.(*job[A, R])
+	} else {
+		j = &job[A, R]{kind: k}
+		j.body = j
+		j.kindID = k.id
 	}
-	p := c.pools[k.id]
-	if p == nil {
-		p = &taskPool{scrub: k.scrub}
-		c.pools[k.id] = p
+	if c.sp == len(c.slots) {
+		c.slots = append(c.slots, &j.task)
+		return j
 	}
-	j := &job[A, R]{kind: k}
-	j.body = j
-	j.pool = p
+	old := c.slots[c.sp]
+	if old.kindID >= len(c.spares) {
+		c.spares = append(c.spares, make([]*task, old.kindID+1-len(c.spares))...)
+	}
+	old.next, c.spares[old.kindID] = c.spares[old.kindID], old
+	c.slots[c.sp] = &j.task
 	return j
 }
 
-// releaseKids gives the tasks of t's children back to their pools once t has returned:
-// their futures are not to be used after that.
-func (t *task) releaseKids() {
-	for k := t.kids; k != nil; {
-		next := k.next
-		if p := k.pool; p != nil && p.n < maxFree {
-			if p.scrub {
-				k.body.clear()
-			}
-			if k.failed != nil {
-				k.failed = nil // a job that recovered from its Sync's panic
-			}
-			k.parent = nil
-			k.next = p.head
-			p.head = k
-			p.n++
-		}
-		k = next
+// release gives back the slots above mark when the job t, which started at mark,
+// returns.
+func (c *Ctx) release(t *task, mark int) {
+	if t.scrubKids {
+		c.scrub(t, mark)
 	}
-	t.kids = nil
+	c.sp = mark
+}
+
+// scrub makes t's children, in the slots above mark, let go of their arguments and
+// results (their kinds hold pointers).
+func (c *Ctx) scrub(t *task, mark int) {
+	for _, k := range c.slots[mark:c.sp] {
+		k.body.clear()
+	}
+	t.scrubKids = false
+}
+
+// abandon drops the slots from mark up, for a job that failed: its children may still be
+// in the hands of other processes, whose results would land in them.
+func (c *Ctx) abandon(mark int) {
+	if mark < len(c.slots) {
+		clear(c.slots[mark:])
+		c.slots = c.slots[:mark]
+	}
+	c.sp = mark
+}
+
+// trim drops the slots a burst of spawns left far above the stack pointer.
+func (c *Ctx) trim() {
+	if keep := max(maxFree, 2*c.sp); len(c.slots) > keep {
+		clear(c.slots[keep:])
+		c.slots = c.slots[:keep]
+	}
 }
 
 // hasPointers reports whether a value of type T holds pointers (a string, a slice, a
-// map, an interface do): a pool that keeps such a value keeps what it points to alive.
+// map, an interface do): a slot that keeps such a value keeps what it points to alive.
 func hasPointers[T any]() bool { return typeHasPointers(reflect.TypeFor[T]()) }
 
 func typeHasPointers(t reflect.Type) bool {

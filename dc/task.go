@@ -7,20 +7,19 @@ import (
 )
 
 // task is one job as the scheduler sees it, whatever its kind; it is also the frame of
-// the job while it runs: the children it spawned and how many of them have finished.
-// Tasks of jobs spawned here are recycled (see taskPool), so spawning allocates nothing
-// in the steady state.
+// the job while it runs: how many of the children it spawned have finished. Tasks of
+// jobs spawned here are recycled (see recycle.go), so spawning allocates nothing in the
+// steady state.
 type task struct {
 	body body
 	// parent is the job that spawned this one here; nil for a job stolen from another
 	// process (its result goes back over the network) and for the root.
 	parent *task
-	// next links the children of one frame (newest first), kids is a frame's newest;
-	// next also links a pool's tasks.
-	next, kids *task
-	// pool is where the task goes back when its parent returns (nil for a job stolen
-	// from another process).
-	pool *taskPool
+	// next links the worker's spare tasks of one kind.
+	next   *task
+	kindID int // its kind's number
+	// scrubKids: a child's kind holds pointers, which its return drops.
+	scrubKids bool
 
 	// The children not finished here: spawned less finished here (the worker only),
 	// and the children finished elsewhere (the dispatcher). Some are pending while the
@@ -53,7 +52,7 @@ type body interface {
 	writeArg(m writer) error
 	writeResult(m writer) error
 	readResult(m reader) error
-	// clear drops the argument and the result, for a task going back to its pool.
+	// clear drops the argument and the result, for a task whose slot is given back.
 	clear()
 }
 
