@@ -8,22 +8,24 @@ import "sync/atomic"
 // pop of a job that was not stolen then cost no sequentially consistent store (Go has
 // no weaker atomic store); those come only when jobs cross to the public part.
 //
-// Whenever the worker finds the public part empty, at a push or a pop (a plain load of
-// the deque's top), it publishes all its private jobs, so that a busy worker keeps its
-// oldest, largest jobs where thieves can take them, as with one deque: a thief that
-// emptied the public part finds every job there again from the worker's next spawn or
-// Sync on. Between those, and while a job computes without spawning, the jobs spawned
-// since are the worker's alone; expose publishes them before a job waits for something
-// outside dc. The worker pops public jobs only once its private stack is empty. Every
-// public job is older than every private one, so together they are one stack, and a
-// job's position in it (its height) stays when it is published.
+// Whenever the worker finds at a push or a pop (a plain load of the deque's top) that
+// the public part is empty, or that a thief took a job from it since its last look, it
+// publishes all its private jobs: a busy worker keeps its oldest, largest jobs where
+// thieves can take them, as with one deque, and while thieves take jobs it keeps every
+// job public from one push or pop to the next. What a thief cannot see are the jobs
+// spawned since the worker's last such look, until its next push or pop; expose
+// publishes them before a job waits for something outside dc. The worker pops public
+// jobs only once its private stack is empty. Every public job is older than every
+// private one, so together they are one stack, and a job's position in it (its height)
+// stays when it is published.
 type workQueue struct {
 	priv []*task // priv[:n] are the private jobs, oldest first
 	n    int
-	// bottom is the public deque's bottom as the worker last set it (only it writes it).
-	bottom int64
-	top    *atomic.Int64 // &pub.top
-	pub    *deque
+	// bottom is the public deque's bottom as the worker last set it (only it writes it);
+	// seen is the deque's top at the worker's last look.
+	bottom, seen int64
+	top          *atomic.Int64 // &pub.top
+	pub          *deque
 }
 
 func newWorkQueue() workQueue {
@@ -44,9 +46,9 @@ func (q *workQueue) push(t *task) {
 }
 
 // pushFast is push's common case, small enough to be inlined: it reports false, having
-// done nothing, when the slice is full or the public part empty.
+// done nothing, when the slice is full, the public part empty or a thief took a job.
 func (q *workQueue) pushFast(t *task) bool {
-	if q.n == len(q.priv) || q.top.Load() >= q.bottom {
+	if top := q.top.Load(); q.n == len(q.priv) || top >= q.bottom || top != q.seen {
 		return false
 	}
 	q.priv[q.n] = t
@@ -54,14 +56,15 @@ func (q *workQueue) pushFast(t *task) bool {
 	return true
 }
 
-// pushSlow is push when the slice is full or the public part empty.
+// pushSlow is push when the slice is full, the public part empty or a thief took a
+// job since the worker's last look.
 func (q *workQueue) pushSlow(t *task) {
 	if q.n == len(q.priv) {
 		q.priv = append(q.priv, make([]*task, len(q.priv))...)
 	}
 	q.priv[q.n] = t
 	q.n++
-	if q.top.Load() >= q.bottom {
+	if top := q.top.Load(); top >= q.bottom || top != q.seen {
 		q.expose()
 	}
 }
@@ -78,10 +81,10 @@ func (q *workQueue) pop() *task {
 }
 
 // popFast is pop's common case, small enough to be inlined: nil, having done nothing,
-// when at most one private job is left or the public part is empty.
+// when at most one private job is left, the public part is empty or a thief took a job.
 func (q *workQueue) popFast() *task {
 	n := q.n - 1
-	if n <= 0 || q.top.Load() >= q.bottom {
+	if top := q.top.Load(); n <= 0 || top >= q.bottom || top != q.seen {
 		return nil
 	}
 	q.n = n
@@ -89,17 +92,19 @@ func (q *workQueue) popFast() *task {
 }
 
 // popSlow is pop when at most one private job is left (that one, else the newest public
-// job) or the public part is empty (the other private jobs are published).
+// job), the public part is empty or a thief took a job (the other private jobs are
+// published).
 func (q *workQueue) popSlow() *task {
 	if q.n == 0 {
 		t := q.pub.pop()
 		q.bottom = q.pub.bottom.Load()
+		q.seen = q.top.Load()
 		return t
 	}
 	q.n--
 	t := q.priv[q.n]
 	q.priv[q.n] = nil
-	if q.n > 0 && q.top.Load() >= q.bottom {
+	if top := q.top.Load(); top >= q.bottom || top != q.seen {
 		q.expose()
 	}
 	return t
@@ -107,6 +112,7 @@ func (q *workQueue) popSlow() *task {
 
 // expose publishes every private job (the worker only).
 func (q *workQueue) expose() {
+	q.seen = q.top.Load()
 	if q.n == 0 {
 		return
 	}

@@ -76,6 +76,44 @@ func TestWorkQueueExpose(t *testing.T) {
 	}
 }
 
+// TestWorkQueueStealExposes checks that a steal, even one that leaves public jobs, makes
+// the worker's next push or pop publish every private job: while thieves take jobs, they
+// find all of them.
+func TestWorkQueueStealExposes(t *testing.T) {
+	for _, next := range []string{"push", "pop"} {
+		t.Run(next, func(t *testing.T) {
+			q := newWorkQueue()
+			ts := newTasks(8)
+			q.push(ts[0]) // published: the public part was empty
+			q.push(ts[1])
+			q.push(ts[2])
+			q.expose()
+			for _, x := range ts[3:6] {
+				q.push(x) // private: the public part holds 0 to 2
+			}
+			if got := q.steal(); got != ts[0] {
+				t.Fatalf("steal: got %v, want task 0", got)
+			}
+			last := 6
+			if next == "push" {
+				q.push(ts[6])
+			} else if got := q.pop(); got != ts[5] {
+				t.Fatalf("pop: got %v, want task 5", got)
+			} else {
+				last = 4
+			}
+			for i := 1; i <= last; i++ {
+				if got := q.steal(); got != ts[i] {
+					t.Fatalf("steal after the worker's %s: got %v, want task %d", next, got, i)
+				}
+			}
+			if got := q.steal(); got != nil {
+				t.Fatalf("steal from the emptied queue: task %d", got.epoch)
+			}
+		})
+	}
+}
+
 // TestWorkQueueConcurrent runs the worker's pushes, pops and exposes against several
 // thieves (under -race the detector checks every shared access) and checks that every
 // task is taken exactly once, whatever the interleaving.
