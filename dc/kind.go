@@ -11,7 +11,7 @@ import (
 // Run, so that every process knows every kind.
 type Kind[A, R any] struct {
 	name string
-	id   int // its number, an index into each worker's free lists
+	id   int // its number, an index into each worker's spare tasks
 	fn   func(*Ctx, A) R
 	// scrub says that A or R holds pointers: a recycled task lets go of them.
 	scrub bool
@@ -81,8 +81,11 @@ func (k *Kind[A, R]) kindName() string { return k.name }
 func (k *Kind[A, R]) Spawn(c *Ctx, arg A) *Future[R] {
 	c.check()
 	var j *job[A, R]
-	if c.sp < len(c.slots) { // k.slot, inlined by hand
-		j, _ = c.slots[c.sp].body.(*job[A, R])
+	if c.sp < len(c.slots) { // the task in the slot, if it is of this kind
+		// (two kinds of the same types share the Go type: the kind decides)
+		if j, _ = c.slots[c.sp].body.(*job[A, R]); j != nil && j.kind != k {
+			j = nil
+		}
 	}
 	if j == nil {
 		j = k.trade(c)

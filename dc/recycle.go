@@ -16,7 +16,7 @@ import "reflect"
 const maxFree = 1 << 12
 
 // trade puts a task of this kind in slot c.sp, for a spawn that found none of its kind
-// there (Spawn takes the one there otherwise): a spare one, else a new one; the task
+// there (Spawn takes the one there otherwise; kinds, not Go types, must match): a spare one, else a new one; the task
 // that was there becomes a spare of its kind.
 //
 //go:noinline
