@@ -60,6 +60,20 @@ var spinners atomic.Int32
 // maxSpinners bounds spinners.
 var maxSpinners = int32(max(1, runtime.GOMAXPROCS(0)/2))
 
+// TrySpin claims one of the process's polling slots for a poller of its own (impl/nio's
+// event loops poll through it, SpinReader does too), so that pollers of every kind
+// together keep to maxSpinners; false when all are taken. EndSpin gives the slot back.
+func TrySpin() bool {
+	if spinners.Add(1) <= maxSpinners {
+		return true
+	}
+	spinners.Add(-1)
+	return false
+}
+
+// EndSpin gives back a slot TrySpin claimed.
+func EndSpin() { spinners.Add(-1) }
+
 // SpinReader reads a TCP connection, polling it for up to a spin before parking.
 type SpinReader struct {
 	c    *net.TCPConn
@@ -100,7 +114,7 @@ func (s *SpinReader) Read(p []byte) (int, error) {
 		polling := false
 		defer func() {
 			if polling {
-				spinners.Add(-1)
+				EndSpin()
 			}
 		}()
 		var start time.Time
@@ -116,11 +130,11 @@ func (s *SpinReader) Read(p []byte) (int, error) {
 				case polling:
 					s.cold = true // the poll ran out: this connection is slow for now
 				case !s.cold:
-					if spinners.Add(1) <= maxSpinners {
+					if TrySpin() {
 						polling, start = true, time.Now()
 						continue
 					}
-					spinners.Add(-1) // others poll
+					// others poll
 				}
 				parkedAt = time.Now()
 				return false // park in the poller until readable

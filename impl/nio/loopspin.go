@@ -1,0 +1,128 @@
+package nio
+
+import (
+	"errors"
+	"runtime"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/ibisgo/ibis/impl/internal/sockets"
+)
+
+// Polling event loops. An event loop with nothing to do blocks in epoll_wait, and waking
+// its thread when the next message comes costs most of a small message's round trip
+// (docs/PERFORMANCE.md, impl/nio). So once it has pushed an inbound connection's bytes,
+// the loop polls for up to nio.spin before it returns to gnet, as the blocking flavour's
+// readers poll their socket (impl/internal/sockets/spin.go): it asks an epoll set of its
+// own, which holds the loop's inbound connections, without waiting, and yields between
+// asks, so that the receiver it just woke runs on its thread at once. When the same
+// connection has bytes again (the answer to the message the receiver sent), the loop
+// reads them itself there and then; when any other connection has, or a task of ours
+// waits for the loop (a flush), it returns to gnet, which serves them in its next
+// epoll_wait. Anything else gnet has to do (a close, an enrolment) waits at most one
+// spin.
+//
+// It adapts: a poll that runs out makes the loop skip the polls after its next traffic,
+// twice as many for each poll in a row that ran out (up to maxSkip), so that a loop
+// whose connections answer slower than a spin (a loaded machine, a connection that goes
+// quiet) soon stops polling, and tries again now and then. A polling loop holds one of
+// the process's polling slots (sockets.TrySpin, at most half its Ps), or does not poll.
+// A spin of 0 turns it off.
+
+// maxSkip bounds how many traffic events a loop lets pass without polling after polls
+// that ran out.
+const maxSkip = 63
+
+// loopSpin is the polling state of one event loop of an engine.
+type loopSpin struct {
+	spin time.Duration
+	epfd int // the loop's inbound connections, level-triggered for reading
+
+	// tasks counts our tasks queued for the loop and not yet run (execFlush): a poll
+	// ends when one waits.
+	tasks atomic.Int32
+
+	// Used on the loop only.
+	missed int // polls in a row that ran out
+	skip   int // traffic events to let pass without polling
+	events [4]unix.EpollEvent
+}
+
+func newLoopSpin(spin time.Duration) (*loopSpin, error) {
+	fd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	if err != nil {
+		return nil, err
+	}
+	return &loopSpin{spin: spin, epfd: fd}, nil
+}
+
+// add watches the inbound connection fd; on the loop, from OnOpen. A socket the set
+// cannot take is only not polled.
+func (ls *loopSpin) add(fd int) {
+	if ls == nil {
+		return
+	}
+	_ = unix.EpollCtl(ls.epfd, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(fd)})
+}
+
+// remove stops watching fd; on the loop, from OnClose, while gnet still has fd open.
+func (ls *loopSpin) remove(fd int) {
+	if ls == nil {
+		return
+	}
+	_ = unix.EpollCtl(ls.epfd, unix.EPOLL_CTL_DEL, fd, nil)
+}
+
+// await polls after the loop served the inbound connection fd; on the loop, from
+// OnTraffic, with no lock held. It reports true when fd, and no other connection of the
+// loop, has bytes: the caller reads them and awaits again. false: return to gnet
+// (other work waits, the poll ran out, the loop skips this poll or no slot is free).
+func (ls *loopSpin) await(fd int) bool {
+	if ls == nil || ls.tasks.Load() > 0 {
+		return false
+	}
+	if ls.skip > 0 {
+		ls.skip--
+		return false
+	}
+	if !sockets.TrySpin() {
+		return false
+	}
+	defer sockets.EndSpin()
+	start := time.Now()
+	for {
+		runtime.Gosched() // the receiver this traffic woke runs first, here
+		n, err := unix.EpollWait(ls.epfd, ls.events[:], 0)
+		switch {
+		case n == 1 && ls.events[0].Fd == int32(fd):
+			ls.missed = 0
+			return true
+		case n > 0, err != nil && !errors.Is(err, unix.EINTR), ls.tasks.Load() > 0:
+			return false
+		}
+		if time.Since(start) >= ls.spin {
+			ls.missed++
+			ls.skip = min(1<<min(ls.missed, 6)-1, maxSkip)
+			return false
+		}
+	}
+}
+
+// taskQueued counts a task of ours queued for the loop, so that a poll under way ends
+// and the loop runs it; taskRan counts it run (or refused).
+func (ls *loopSpin) taskQueued() {
+	if ls != nil {
+		ls.tasks.Add(1)
+	}
+}
+
+func (ls *loopSpin) taskRan() {
+	if ls != nil {
+		ls.tasks.Add(-1)
+	}
+}
+
+// close releases the epoll set once the loop has stopped.
+func (ls *loopSpin) close() { _ = unix.Close(ls.epfd) }
