@@ -14,7 +14,7 @@ import (
 // Polling event loops. An event loop with nothing to do blocks in epoll_wait, and waking
 // its thread when the next message comes costs most of a small message's round trip
 // (docs/PERFORMANCE.md, impl/nio). So once it has pushed an inbound connection's bytes,
-// the loop polls for up to nio.spin before it returns to gnet, as the blocking flavour's
+// the loop polls for a while (pollFor) before it returns to gnet, as the blocking flavour's
 // readers poll their socket (impl/internal/sockets/spin.go): it asks an epoll set of its
 // own, which holds the loop's inbound connections, without waiting, and yields between
 // asks, so that the receiver it just woke runs on its thread at once. When the same
@@ -24,16 +24,21 @@ import (
 // epoll_wait. Anything else gnet has to do (a close, an enrolment) waits at most one
 // spin.
 //
-// It adapts: a poll that runs out makes the loop skip the polls after its next traffic,
-// twice as many for each poll in a row that ran out (up to maxSkip), so that a loop
-// whose connections answer slower than a spin (a loaded machine, a connection that goes
-// quiet) soon stops polling, and tries again now and then. A polling loop holds one of
-// the process's polling slots (sockets.TrySpin, at most half its Ps), or does not poll.
-// A spin of 0 turns it off.
+// A loop polls for twice nio.spin (pollFor): the answer it waits for passes through the
+// peer's loop and its receiver, and a poll of one reader's spin ran out often enough to
+// leave the loops cold (docs/PERFORMANCE.md has the figures).
+//
+// It adapts as a SpinReader does: a loop whose poll ran out goes cold and returns to gnet
+// at once, until traffic comes within sockets.Rewarm spins of the traffic before (a poll
+// a little longer would have caught it). Both ends of a connection have to poll for
+// either to find its answer within a spin, so the rule that brings a cold loop back
+// looks at how soon the traffic comes, not at polls. A polling loop holds one of the
+// process's polling slots (sockets.TrySpin, at most half its Ps), or does not poll. A
+// spin of 0 turns it off.
 
-// maxSkip bounds how many traffic events a loop lets pass without polling after polls
-// that ran out.
-const maxSkip = 63
+// pollFor is how long a loop polls when the readers of the blocking flavour poll for
+// spin (0: never).
+func pollFor(spin time.Duration) time.Duration { return 2 * spin }
 
 // loopSpin is the polling state of one event loop of an engine.
 type loopSpin struct {
@@ -45,8 +50,8 @@ type loopSpin struct {
 	tasks atomic.Int32
 
 	// Used on the loop only.
-	missed int // polls in a row that ran out
-	skip   int // traffic events to let pass without polling
+	cold   bool      // the last poll ran out: the loop returns at once until traffic is near
+	last   time.Time // while cold, when the loop last served traffic
 	events [4]unix.EpollEvent
 }
 
@@ -78,14 +83,19 @@ func (ls *loopSpin) remove(fd int) {
 // await polls after the loop served the inbound connection fd; on the loop, from
 // OnTraffic, with no lock held. It reports true when fd, and no other connection of the
 // loop, has bytes: the caller reads them and awaits again. false: return to gnet
-// (other work waits, the poll ran out, the loop skips this poll or no slot is free).
+// (other work waits, the poll ran out, the loop is cold or no slot is free).
 func (ls *loopSpin) await(fd int) bool {
 	if ls == nil || ls.tasks.Load() > 0 {
 		return false
 	}
-	if ls.skip > 0 {
-		ls.skip--
-		return false
+	if ls.cold {
+		now := time.Now()
+		near := now.Sub(ls.last) < sockets.Rewarm*ls.spin
+		ls.last = now
+		if !near {
+			return false
+		}
+		ls.cold = false
 	}
 	if !sockets.TrySpin() {
 		return false
@@ -97,14 +107,12 @@ func (ls *loopSpin) await(fd int) bool {
 		n, err := unix.EpollWait(ls.epfd, ls.events[:], 0)
 		switch {
 		case n == 1 && ls.events[0].Fd == int32(fd):
-			ls.missed = 0
 			return true
 		case n > 0, err != nil && !errors.Is(err, unix.EINTR), ls.tasks.Load() > 0:
 			return false
 		}
-		if time.Since(start) >= ls.spin {
-			ls.missed++
-			ls.skip = min(1<<min(ls.missed, 6)-1, maxSkip)
+		if now := time.Now(); now.Sub(start) >= ls.spin {
+			ls.cold, ls.last = true, now
 			return false
 		}
 	}

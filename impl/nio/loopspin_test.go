@@ -24,81 +24,88 @@ func socketPair(t *testing.T) (a, b int) {
 
 // TestLoopPollSeesItsConnection: a loop's poll reports the connection it served when
 // that one alone has bytes (the loop reads them itself), and hands back to gnet when
-// another connection of the loop has bytes, when a task of ours waits, or when nothing
-// comes within the spin; a poll that ran out makes the loop skip the polls after its
-// next traffic, twice as many each time in a row, and a hit ends the skipping.
+// another connection of the loop has bytes or a task of ours waits; a connection
+// removed from the loop no longer counts.
 func TestLoopPollSeesItsConnection(t *testing.T) {
-	ls, err := newLoopSpin(time.Millisecond)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ls.close()
+	ls := loopSpinFor(t, time.Minute) // long enough never to run out here
 	mine, minePeer := socketPair(t)
 	other, otherPeer := socketPair(t)
 	ls.add(mine)
 	ls.add(other)
-	send := func(fd int) {
-		t.Helper()
-		if _, err := unix.Write(fd, []byte("x")); err != nil {
-			t.Fatal(err)
-		}
-	}
-	drain := func(fd int) {
-		t.Helper()
-		if _, err := unix.Read(fd, make([]byte, 16)); err != nil {
-			t.Fatal(err)
-		}
-	}
 
-	send(minePeer)
+	send(t, minePeer)
 	if !ls.await(mine) {
 		t.Fatal("the poll missed bytes on its own connection")
 	}
-	drain(mine)
+	drain(t, mine)
 
-	send(otherPeer)
+	send(t, otherPeer)
 	if ls.await(mine) {
 		t.Fatal("the poll kept the loop while another connection had bytes")
 	}
-	drain(other)
+	drain(t, other)
 
 	ls.taskQueued()
-	send(minePeer)
+	send(t, minePeer)
 	if ls.await(mine) {
 		t.Fatal("the poll kept the loop while a flush waited for it")
 	}
 	ls.taskRan()
-	drain(mine)
-
-	for i, skip := range []int{1, 3, 7} {
-		if ls.await(mine) {
-			t.Fatalf("poll %d reported bytes on a silent connection", i)
-		}
-		if ls.skip != skip {
-			t.Fatalf("after %d polls in a row ran out the loop skips %d, want %d", i+1, ls.skip, skip)
-		}
-		for range skip {
-			send(minePeer)
-			if ls.await(mine) {
-				t.Fatal("a loop that skips polls polled")
-			}
-			drain(mine)
-		}
-	}
-	send(minePeer)
-	if !ls.await(mine) {
-		t.Fatal("the poll after the skipped ones missed bytes on its own connection")
-	}
-	drain(mine)
-	if ls.missed != 0 {
-		t.Fatalf("a hit left %d misses counted", ls.missed)
-	}
+	drain(t, mine)
 
 	ls.remove(other)
-	send(otherPeer)
-	send(minePeer)
+	send(t, otherPeer)
+	send(t, minePeer)
 	if !ls.await(mine) { // also a slot to poll with: the polls before gave theirs back
 		t.Fatal("a connection removed from the loop still ends its polls")
+	}
+}
+
+// TestLoopPollGoesCold: a poll that runs out leaves the loop cold; a cold loop does not
+// poll after traffic that comes long after the traffic before, and polls again after
+// traffic that comes within sockets.Rewarm spins of it.
+func TestLoopPollGoesCold(t *testing.T) {
+	short := loopSpinFor(t, time.Millisecond)
+	silent, _ := socketPair(t)
+	short.add(silent)
+	if short.await(silent) || !short.cold {
+		t.Fatal("a poll of a silent connection did not run out and leave the loop cold")
+	}
+
+	ls := loopSpinFor(t, time.Minute)
+	mine, minePeer := socketPair(t)
+	ls.add(mine)
+	send(t, minePeer)
+	ls.cold, ls.last = true, time.Now().Add(-time.Hour)
+	if ls.await(mine) {
+		t.Fatal("a cold loop polled after traffic an hour after the one before")
+	}
+	if !ls.await(mine) || ls.cold { // the bytes are there: a poll reports them
+		t.Fatal("a cold loop did not poll after traffic right after the one before")
+	}
+}
+
+func loopSpinFor(t *testing.T, spin time.Duration) *loopSpin {
+	t.Helper()
+	ls, err := newLoopSpin(spin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(ls.close)
+	return ls
+}
+
+func send(t *testing.T, fd int) {
+	t.Helper()
+	if _, err := unix.Write(fd, []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func drain(t *testing.T, fd int) {
+	t.Helper()
+	if _, err := unix.Read(fd, make([]byte, 16)); err != nil {
+		t.Fatal(err)
 	}
 }
 
