@@ -32,9 +32,21 @@ import (
 // at once, until traffic comes within sockets.Rewarm spins of the traffic before (a poll
 // a little longer would have caught it). Both ends of a connection have to poll for
 // either to find its answer within a spin, so the rule that brings a cold loop back
-// looks at how soon the traffic comes, not at polls. A polling loop holds one of the
-// process's polling slots (sockets.TrySpin, at most half its Ps), or does not poll. A
-// spin of 0 turns it off.
+// looks at how soon the traffic comes, not at polls. On a loaded machine the traffic
+// comes soon enough to rewarm the loops, yet the polls run out all the same, and each
+// takes a CPU from the threads that would answer; so missLimit polls in a row that ran
+// out freeze the loop's polling for a while (minFreeze, doubling while freezes follow
+// each other without a hit, up to maxFreeze). A loop that thaws waits for twice
+// missLimit misses before it freezes again: the peer froze after this loop did, and
+// thaws that much later. A polling loop holds one of the process's polling slots
+// (sockets.TrySpin, at most half its Ps), or does not poll. A spin of 0 turns it off.
+
+// Freezing: see above.
+const (
+	missLimit = 16
+	minFreeze = 5 * time.Millisecond
+	maxFreeze = 160 * time.Millisecond
+)
 
 // pollFor is how long a loop polls when the readers of the blocking flavour poll for
 // spin (0: never).
@@ -50,8 +62,11 @@ type loopSpin struct {
 	tasks atomic.Int32
 
 	// Used on the loop only.
-	cold   bool      // the last poll ran out: the loop returns at once until traffic is near
-	last   time.Time // while cold, when the loop last served traffic
+	cold   bool          // the last poll ran out: the loop returns at once until traffic is near
+	last   time.Time     // while cold, when the loop last served traffic
+	missed int           // polls in a row that ran out (from -missLimit after a thaw)
+	thaw   time.Time     // while frozen, when polling may start again; zero otherwise
+	freeze time.Duration // the last freeze, doubled by the next unless a poll hit since
 	events [4]unix.EpollEvent
 }
 
@@ -88,6 +103,12 @@ func (ls *loopSpin) await(fd int) bool {
 	if ls == nil || ls.tasks.Load() > 0 {
 		return false
 	}
+	if !ls.thaw.IsZero() {
+		if time.Now().Before(ls.thaw) {
+			return false
+		}
+		ls.thaw, ls.missed = time.Time{}, -missLimit
+	}
 	if ls.cold {
 		now := time.Now()
 		near := now.Sub(ls.last) < sockets.Rewarm*ls.spin
@@ -107,12 +128,17 @@ func (ls *loopSpin) await(fd int) bool {
 		n, err := unix.EpollWait(ls.epfd, ls.events[:], 0)
 		switch {
 		case n == 1 && ls.events[0].Fd == int32(fd):
+			ls.missed, ls.freeze = 0, 0
 			return true
 		case n > 0, err != nil && !errors.Is(err, unix.EINTR), ls.tasks.Load() > 0:
 			return false
 		}
 		if now := time.Now(); now.Sub(start) >= ls.spin {
 			ls.cold, ls.last = true, now
+			if ls.missed++; ls.missed >= missLimit {
+				ls.freeze = min(max(2*ls.freeze, minFreeze), maxFreeze)
+				ls.thaw, ls.missed = now.Add(ls.freeze), 0
+			}
 			return false
 		}
 	}

@@ -125,3 +125,49 @@ func TestLoopPollOff(t *testing.T) {
 		t.Fatal("a nil polling state polled")
 	}
 }
+
+// TestLoopPollFreezes: missLimit polls in a row that ran out freeze the loop's polling,
+// bytes or not, until the thaw; a thawed loop polls again and bears twice missLimit
+// misses before the next freeze, which lasts twice as long unless a poll hit between.
+func TestLoopPollFreezes(t *testing.T) {
+	ls := loopSpinFor(t, time.Millisecond)
+	mine, minePeer := socketPair(t)
+	ls.add(mine)
+	runOut := func(n int) {
+		t.Helper()
+		for i := range n {
+			ls.cold = false // as if traffic came soon: poll
+			if ls.await(mine) {
+				t.Fatalf("poll %d reported bytes on a silent connection", i)
+			}
+		}
+	}
+	runOut(missLimit)
+	if ls.thaw.IsZero() || ls.freeze != minFreeze {
+		t.Fatalf("after %d polls that ran out: thaw %v, freeze %v; want a freeze of %v", missLimit, ls.thaw, ls.freeze, minFreeze)
+	}
+	send(t, minePeer)
+	ls.cold = false
+	if ls.await(mine) {
+		t.Fatal("a frozen loop polled")
+	}
+	ls.thaw = time.Now().Add(-time.Millisecond)
+	if !ls.await(mine) || !ls.thaw.IsZero() {
+		t.Fatal("a thawed loop did not poll")
+	}
+	drain(t, mine)
+	if ls.freeze != 0 || ls.missed != 0 {
+		t.Fatalf("a hit left freeze %v and %d misses", ls.freeze, ls.missed)
+	}
+
+	runOut(missLimit) // a new streak
+	ls.thaw = time.Now().Add(-time.Millisecond)
+	runOut(2*missLimit - 1)
+	if !ls.thaw.IsZero() {
+		t.Fatal("a thawed loop froze again before twice missLimit misses")
+	}
+	runOut(1)
+	if ls.thaw.IsZero() || ls.freeze != 2*minFreeze {
+		t.Fatalf("the freeze after a thaw without a hit lasts %v, want %v", ls.freeze, 2*minFreeze)
+	}
+}
