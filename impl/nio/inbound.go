@@ -243,7 +243,7 @@ func (ib *inbound) traffic(c gnet.Conn) gnet.Action {
 		return n, err
 	}
 	more := len(b) >= readBufferCap
-	for {
+	for round := 0; ; round++ {
 		switch full, err := ib.box.FillFrom(counted, more); {
 		case err == nil && full:
 			return ib.pause(c)
@@ -259,7 +259,7 @@ func (ib *inbound) traffic(c gnet.Conn) gnet.Action {
 			// high water): gnet's next read deals with them.
 			return gnet.None
 		}
-		if !ls.await(fd) {
+		if round == maxPollRounds || !ls.await(fd) {
 			return gnet.None
 		}
 		more, got = true, 0

@@ -41,6 +41,11 @@ import (
 // thaws that much later. A polling loop holds one of the process's polling slots
 // (sockets.TrySpin, at most half its Ps), or does not poll. A spin of 0 turns it off.
 
+// maxPollRounds bounds the answers a loop reads in one OnTraffic: a connection that
+// keeps answering within a poll would otherwise keep gnet from its own tasks (closes,
+// enrolments, stopping), which do not end a poll.
+const maxPollRounds = 64
+
 // Freezing: see above.
 const (
 	missLimit = 16
