@@ -22,7 +22,7 @@ import (
 type transport struct {
 	host  string
 	loops int
-	spin  time.Duration // how long a blocking-flavour reader, or an event loop after traffic, polls
+	spin  time.Duration // how long a blocking-flavour reader polls (an event loop: pollFor of it)
 	log   *zap.Logger
 	ch    chooser
 	g     *sockets.Group // sockets served by goroutines (handshakes, blocking flavour)
