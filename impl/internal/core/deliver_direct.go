@@ -43,6 +43,12 @@ type directDelivery struct {
 	ended  chan struct{} // closed once the connection is retired
 	once   sync.Once
 	died   atomic.Pointer[error] // the registry reported the sender's instance dead
+	cancel cancelWatch           // ends a cancellable Receive's wait (cancelwatch.go)
+	// msgs are the connection's message objects, used in turn by its Receives (only
+	// the token holder touches them): no message is allocated, and one used after its
+	// Finish (a second Finish, a late read) is still refused until the next but one.
+	msgs [2]readMessage
+	turn uint8
 }
 
 var _ Delivery = (*directDelivery)(nil)
@@ -65,6 +71,8 @@ func (s *directSource) current() *directDelivery {
 func (d *directDelivery) serve(s DirectStream) {
 	ic, p := d.ic, d.ic.port
 	defer ic.c.Close()
+	defer d.cancel.close()
+	d.cancel.stream = s
 	ic.readFrom(s)
 	d.src.mu.Lock()
 	d.src.conn = d
@@ -150,28 +158,14 @@ func (s *directSource) next(ctx context.Context, stop <-chan struct{}, wait bool
 // it until ctx ends; ended when the connection ended instead.
 func (d *directDelivery) next(ctx context.Context) (m *readMessage, why waitResult, ended bool) {
 	ic, p := d.ic, d.ic.port
-	var err error
 	// Waiting for the next header is an idle connection's wait: only a sender declared
 	// dead is cut there (stall.go).
 	ic.watch.state.Store(waitStart)
 	defer ic.watch.state.Store(waitNone)
-	if ctx.Done() == nil {
-		_, err = d.stream.Peek(serialization.HeaderSize)
-	} else {
-		fired := make(chan struct{})
-		stop := context.AfterFunc(ctx, func() {
-			_ = d.stream.SetReadDeadline(time.Now())
-			close(fired)
-		})
-		_, err = d.stream.Peek(serialization.HeaderSize)
-		if !stop() {
-			<-fired
-			_ = d.stream.SetReadDeadline(time.Time{})
-			if ctx.Err() != nil && (err == nil || errors.Is(err, os.ErrDeadlineExceeded)) {
-				// Peek consumed nothing: the stream is intact for the next Receive.
-				return nil, waitDone, false
-			}
-		}
+	cancelled, err := d.cancel.peek(ctx, serialization.HeaderSize)
+	if cancelled {
+		// Peek consumed nothing: the stream is intact for the next Receive.
+		return nil, waitDone, false
 	}
 	if err == nil {
 		ic.guard.boundary()
@@ -187,7 +181,7 @@ func (d *directDelivery) next(ctx context.Context) (m *readMessage, why waitResu
 		d.retire(err)
 		return nil, 0, true
 	}
-	m = &readMessage{port: p, ic: ic, via: d, seq: -1}
+	m = d.message()
 	if p.numbered {
 		if m.seq, err = ic.rd.ReadInt64(); err != nil {
 			d.retire(err)
@@ -195,6 +189,16 @@ func (d *directDelivery) next(ctx context.Context) (m *readMessage, why waitResu
 		}
 	}
 	return m, gotMessage, false
+}
+
+// message readies the connection's next message object (the two are used in turn);
+// the caller holds the port's token, so the one from the message before last is
+// finished.
+func (d *directDelivery) message() *readMessage {
+	m := &d.msgs[d.turn]
+	d.turn ^= 1
+	*m = readMessage{port: d.ic.port, ic: d.ic, via: d, seq: -1}
+	return m
 }
 
 // probeWait bounds how long a probe waits for bytes that are on their way, and

@@ -7,7 +7,9 @@ import (
 	"github.com/ibisgo/ibis/ipl"
 )
 
-// readMessage is the live message of a receive port.
+// readMessage is the live message of a receive port. A direct connection reuses two
+// in turn (deliver_direct.go); its port has no upcalls, and Finish touches no such
+// message once it has freed the port, since the next Receive may reuse it.
 //
 // Locks: mu guards finished and the upcall hand-off; it is never held while the
 // message's bytes are read or its connection is handed back.

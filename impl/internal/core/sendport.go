@@ -87,6 +87,10 @@ type SendPort struct {
 	closing chan struct{}
 	scratch net.Buffers
 	stats   portStats
+	// msgs are the port's message objects, used in turn by NewMessage (writemessage.go);
+	// only the holder of the token touches them.
+	msgs    [2]writeMessage
+	msgTurn uint8
 }
 
 var _ ipl.SendPort = (*SendPort)(nil)
@@ -869,7 +873,9 @@ func (sp *SendPort) NewMessage(ctx context.Context) (ipl.WriteMessage, error) {
 		return nil, fmt.Errorf("new message at %s: %w: connect the port first", sp.id, ipl.ErrNotConnected)
 	}
 	sp.w.Reset()
-	m := &writeMessage{sp: sp, w: sp.w, seq: -1}
+	m := &sp.msgs[sp.msgTurn]
+	sp.msgTurn ^= 1
+	*m = writeMessage{sp: sp, w: sp.w, seq: -1}
 	if sp.numbered {
 		m.seq = sp.seq
 		sp.seq++
