@@ -26,12 +26,11 @@ import (
 // end is next, so messages it finished before dying are still received. A new sender's
 // connection request probes the old connection for its goodbye or its end (admit).
 //
-// Locks: mu is a leaf, held only to read or swap conn.
+// conn is atomic, so a Receive takes no lock to find the connection.
 type directSource struct {
 	port    *ReceivePort
-	mu      sync.Mutex
-	conn    *directDelivery // the connection Receive reads, nil between senders
-	arrived chan struct{}   // signals a new connection to a waiting Receive
+	conn    atomic.Pointer[directDelivery] // the connection Receive reads, nil between senders
+	arrived chan struct{}                  // signals a new connection to a waiting Receive
 }
 
 // directDelivery is the delivery of the connection a directSource reads. The
@@ -60,11 +59,7 @@ func directCapable(pt ipl.PortType) bool {
 }
 
 // current returns the connection Receive reads, or nil.
-func (s *directSource) current() *directDelivery {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.conn
-}
+func (s *directSource) current() *directDelivery { return s.conn.Load() }
 
 // serve makes the connection the port's direct connection and parks the transport's
 // goroutine until it ends (or the port closes); then it closes the connection.
@@ -74,9 +69,7 @@ func (d *directDelivery) serve(s DirectStream) {
 	defer d.cancel.close()
 	d.cancel.stream = s
 	ic.readFrom(s)
-	d.src.mu.Lock()
-	d.src.conn = d
-	d.src.mu.Unlock()
+	d.src.conn.Store(d)
 	if cause := p.in.deadCause(ic.from.Ibis); cause != nil {
 		// Reported dead between the handshake and now: peerDied missed it.
 		d.died.Store(&cause)
@@ -94,11 +87,7 @@ func (d *directDelivery) serve(s DirectStream) {
 // close.
 func (d *directDelivery) retire(err error) {
 	d.once.Do(func() {
-		d.src.mu.Lock()
-		if d.src.conn == d {
-			d.src.conn = nil
-		}
-		d.src.mu.Unlock()
+		d.src.conn.CompareAndSwap(d, nil)
 		d.ic.port.connEnded(d.ic, err)
 		close(d.ended)
 	})
@@ -197,7 +186,7 @@ func (d *directDelivery) next(ctx context.Context) (m *readMessage, why waitResu
 func (d *directDelivery) message() *readMessage {
 	m := &d.msgs[d.turn]
 	d.turn ^= 1
-	*m = readMessage{port: d.ic.port, ic: d.ic, via: d, seq: -1}
+	*m = readMessage{port: d.ic.port, ic: d.ic, via: d, seq: -1, direct: true}
 	return m
 }
 
