@@ -36,20 +36,31 @@ func newDeque() *deque {
 }
 
 // push adds t at the bottom (owner only), growing the ring when it is full.
-func (d *deque) push(t *task) {
+func (d *deque) push(t *task) { d.pushAll([]*task{t}) }
+
+// pushAll adds ts at the bottom, oldest first, with one store of the bottom index (owner
+// only), growing the ring as needed.
+func (d *deque) pushAll(ts []*task) {
 	b := d.bottom.Load()
 	top := d.top.Load()
 	r := d.ring.Load()
-	if b-top > r.mask {
-		g := newRing(2 * (r.mask + 1))
+	n := int64(len(ts))
+	if b+n-top > r.mask+1 {
+		size := r.mask + 1
+		for b+n-top > size {
+			size *= 2
+		}
+		g := newRing(size)
 		for i := top; i < b; i++ {
 			g.at(i).Store(r.at(i).Load())
 		}
 		d.ring.Store(g)
 		r = g
 	}
-	r.at(b).Store(t)
-	d.bottom.Store(b + 1)
+	for i, t := range ts {
+		r.at(b + int64(i)).Store(t)
+	}
+	d.bottom.Store(b + n)
 }
 
 // pop takes the newest job at the bottom (owner only), or nil when a thief got the last

@@ -11,11 +11,15 @@
 // its Future; Ctx.Sync waits for every child of the job; Future.Value is the child's
 // result after that Sync. Kind.Call runs a job at once as a plain call.
 //
-// A spawned job waits in its process's work queue, a double-ended queue (Chase-Lev):
-// the worker pushes and pops at one end, so that Sync runs its children newest first as
-// plain function calls, with no goroutine switch and no serialization; thieves take from
-// the other end, the oldest and largest jobs. Tasks are recycled, so a spawn that is not
-// stolen allocates nothing. A Future is valid until the job that spawned it returns.
+// A spawned job waits in its process's work queue, a stack: Sync runs its children
+// newest first as plain function calls, with no goroutine switch and no serialization;
+// thieves take the oldest and largest jobs. The newest jobs lie in a part only the worker
+// touches, without atomic operations; the oldest in a Chase-Lev deque that thieves steal
+// from. The worker moves all its jobs to the deque whenever it finds the deque empty or
+// sees that a thief took from it, at its next Spawn or Sync; a job that is about to wait
+// for other processes calls Ctx.Ibis or Ctx.Done first, which does the same. Tasks are
+// recycled, so a spawn that is not stolen allocates nothing. A Future is valid until the
+// job that spawned it returns.
 //
 // A stolen job's argument and result travel as Ibis objects (msgpack: exported fields);
 // the result goes back to the job's owner, which counts the child as finished.

@@ -136,6 +136,21 @@ func TestWideAreaDelay(t *testing.T) {
 	}
 }
 
+// TestMixedKinds runs jobs that spawn three kinds in turn, on one process and on two:
+// every result must be right while the worker's task slots trade tasks between kinds.
+func TestMixedKinds(t *testing.T) {
+	for _, p := range []int{1, 2} {
+		t.Run(fmt.Sprint(p), func(t *testing.T) {
+			rts := localPool(t, "tcp", p)
+			for i, got := range runAll(t, rts, mixedKind, 18) {
+				if want := mixedSeq(18); got != want {
+					t.Errorf("process %d: mixed(18) = %d, want %d", i, got, want)
+				}
+			}
+		})
+	}
+}
+
 // spinKind computes for ms milliseconds without spawning: a job that keeps its process
 // busy while the other has nothing to steal.
 var spinKind = dc.Define("test.spin", func(c *dc.Ctx, ms int) int64 {

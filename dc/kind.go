@@ -11,8 +11,10 @@ import (
 // Run, so that every process knows every kind.
 type Kind[A, R any] struct {
 	name string
-	id   int // its number, an index into each worker's free lists
+	id   int // its number, an index into each worker's spare tasks
 	fn   func(*Ctx, A) R
+	// scrub says that A or R holds pointers: a recycled task lets go of them.
+	scrub bool
 }
 
 // kindInfo is what the receiving side of a steal needs of a kind, whatever its types.
@@ -53,7 +55,7 @@ func Define[A, R any](name string, fn func(c *Ctx, arg A) R) *Kind[A, R] {
 	if _, dup := kinds.byName[name]; dup {
 		panic(fmt.Sprintf("dc: Define(%q): a kind of that name exists already", name))
 	}
-	k := &Kind[A, R]{name: name, id: kinds.n, fn: fn}
+	k := &Kind[A, R]{name: name, id: kinds.n, fn: fn, scrub: hasPointers[A]() || hasPointers[R]()}
 	kinds.n++
 	kinds.byName[name] = k
 	return k
@@ -78,60 +80,33 @@ func (k *Kind[A, R]) kindName() string { return k.name }
 // future's Value is ready after the next Sync, and valid until the spawning job returns.
 func (k *Kind[A, R]) Spawn(c *Ctx, arg A) *Future[R] {
 	c.check()
-	j := k.alloc(c)
+	var j *job[A, R]
+	if c.sp < len(c.slots) { // the task in the slot, if it is of this kind
+		// (two kinds of the same types share the Go type: the kind decides)
+		if j, _ = c.slots[c.sp].body.(*job[A, R]); j != nil && j.kind != k {
+			j = nil
+		}
+	}
+	if j == nil {
+		j = k.trade(c)
+	}
+	c.sp++
+	if j.failed != nil {
+		j.failed = nil // a job that recovered from its Sync's panic
+	}
 	j.arg = arg
 	p := c.cur
 	j.parent = p
 	j.epoch = p.syncs
-	j.next = p.kids
-	p.kids = &j.task
-	p.spawned++
+	p.open++
+	if k.scrub {
+		p.scrubKids = true
+	}
 	c.stats.Spawned++
-	c.dq.push(&j.task)
+	if !c.dq.pushFast(&j.task) {
+		c.dq.pushSlow(&j.task)
+	}
 	return &j.Future
-}
-
-// alloc takes a recycled task of this kind from c's free list, or makes one.
-func (k *Kind[A, R]) alloc(c *Ctx) *job[A, R] {
-	if k.id < len(c.free) {
-		if fl, ok := c.free[k.id].(*freeList[A, R]); ok && len(fl.jobs) > 0 {
-			j := fl.jobs[len(fl.jobs)-1]
-			fl.jobs = fl.jobs[:len(fl.jobs)-1]
-			return j
-		}
-	}
-	j := &job[A, R]{kind: k}
-	j.body = j
-	return j
-}
-
-// freeList is one kind's recycled tasks on one worker.
-type freeList[A, R any] struct{ jobs []*job[A, R] }
-
-// maxFree bounds each free list: what a burst of spawns allocated beyond it goes to the
-// garbage collector.
-const maxFree = 1 << 12
-
-func (j *job[A, R]) release(c *Ctx) {
-	k := j.kind
-	if k.id >= len(c.free) {
-		c.free = append(c.free, make([]any, k.id+1-len(c.free))...)
-	}
-	fl, _ := c.free[k.id].(*freeList[A, R])
-	if fl == nil {
-		fl = &freeList[A, R]{}
-		c.free[k.id] = fl
-	}
-	if len(fl.jobs) >= maxFree {
-		return
-	}
-	var zeroA A
-	var zeroR R
-	j.arg, j.res = zeroA, zeroR // let go of what they point to
-	j.parent, j.next, j.kids, j.from, j.failed = nil, nil, nil, nil, nil
-	j.spawned, j.localDone, j.syncs = 0, 0, 0
-	j.remoteBase = j.remoteDone.Load()
-	fl.jobs = append(fl.jobs, j)
 }
 
 // Call runs a job of this kind at once, as a plain function call, in c's job.
@@ -161,6 +136,7 @@ type job[A, R any] struct {
 }
 
 func (j *job[A, R]) run(c *Ctx)                 { j.res = j.kind.fn(c, j.arg) }
+func (j *job[A, R]) clear()                     { j.arg, j.res = *new(A), *new(R) }
 func (j *job[A, R]) kindOf() kindInfo           { return j.kind }
 func (j *job[A, R]) writeArg(m writer) error    { return m.WriteObject(j.arg) }
 func (j *job[A, R]) writeResult(m writer) error { return m.WriteObject(j.res) }
@@ -169,6 +145,7 @@ func (j *job[A, R]) readResult(m reader) error  { return m.ReadObject(&j.res) }
 func (k *Kind[A, R]) receive(m reader) (*task, error) {
 	j := &job[A, R]{kind: k}
 	j.body = j
+	j.kindID = k.id
 	if err := m.ReadObject(&j.arg); err != nil {
 		return nil, fmt.Errorf("the argument of a %q job: %w", k.name, err)
 	}

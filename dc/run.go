@@ -108,6 +108,7 @@ func (rt *Runtime) runRoot(t *task) (why string) {
 	if err, over := rt.endedBy(); over && err != nil {
 		return err.Error()
 	}
+	mark := c.sp
 	defer func() {
 		if r := recover(); r != nil {
 			if _, ok := r.(abortRun); ok {
@@ -115,17 +116,18 @@ func (rt *Runtime) runRoot(t *task) (why string) {
 				why = fmt.Sprint(err)
 				return
 			}
-			why = c.unwound(r, t.base)
+			why = c.unwound(r, t.base, mark)
 		}
 	}()
 	c.cur = t
-	t.base = c.dq.bottom.Load()
+	t.base = c.dq.height()
 	t.body.run(c)
 	c.cur = nil
 	if t.pending() {
 		return fmt.Sprintf("job %q returned without Sync for its children", t.body.kindOf().kindName())
 	}
-	t.releaseKids(c)
+	c.release(t, mark)
+	c.trim()
 	return ""
 }
 

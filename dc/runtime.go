@@ -150,7 +150,7 @@ func New(ctx context.Context, ib ipl.Ibis, opts ...Option) (*Runtime, error) {
 		members: map[string]ipl.IbisIdentifier{}, dead: map[string]bool{}, died: map[string]bool{}, peers: map[string]*peer{},
 		outstanding: map[int64]given{}, waits: map[int64]*stealWait{}, statsIn: map[string]Stats{},
 		statsWake: make(chan struct{}, 1), wake: make(chan struct{}, 1), ended: make(chan struct{}), flush: make(chan struct{})}
-	rt.w = &Ctx{rt: rt, dq: newDeque()}
+	rt.w = &Ctx{rt: rt, ending: &rt.ending, dq: newWorkQueue()}
 	rt.w.stats.Process, rt.w.stats.Site = self.ID, self.Tag
 	rt.life, rt.stop = context.WithCancel(context.Background())
 	rt.endCtx, rt.endCancel = context.WithCancel(rt.life)

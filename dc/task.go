@@ -7,24 +7,29 @@ import (
 )
 
 // task is one job as the scheduler sees it, whatever its kind; it is also the frame of
-// the job while it runs: the children it spawned and how many of them have finished.
-// Tasks of jobs spawned here are recycled (see release), so spawning allocates nothing
-// in the steady state.
+// the job while it runs: how many of the children it spawned have finished. Tasks of
+// jobs spawned here are recycled (see recycle.go), so spawning allocates nothing in the
+// steady state.
 type task struct {
 	body body
 	// parent is the job that spawned this one here; nil for a job stolen from another
 	// process (its result goes back over the network) and for the root.
 	parent *task
-	// next links the children of one frame (newest first), kids is a frame's newest.
-	next, kids *task
+	// next links the worker's spare tasks of one kind.
+	next   *task
+	kindID int // its kind's number
+	// scrubKids: a child's kind holds pointers, which its return drops.
+	scrubKids bool
 
-	spawned    int64        // children spawned (the worker only)
-	localDone  int64        // children finished here (the worker only)
-	remoteDone atomic.Int64 // children finished elsewhere (the dispatcher)
-	remoteBase int64        // remoteDone when the task was recycled (saves an atomic store)
-	base       int64        // the deque's bottom when the job started: its children lie above
-	epoch      int64        // the parent's syncs when this job was spawned
-	syncs      int64        // Syncs this frame has completed
+	// The children not finished here: spawned less finished here (the worker only),
+	// and the children finished elsewhere (the dispatcher). Some are pending while the
+	// first is larger. Both count on through the task's reuses, so a recycled task
+	// needs neither reset.
+	open       int64
+	remoteDone atomic.Int64
+	base       int64 // the work queue's height when the job started: its children lie above
+	epoch      int64 // the parent's syncs when this job was spawned
+	syncs      int64 // Syncs this frame has completed, through the task's reuses
 
 	// from is set for a job stolen from another process: whom the result goes back to.
 	from *origin
@@ -47,20 +52,9 @@ type body interface {
 	writeArg(m writer) error
 	writeResult(m writer) error
 	readResult(m reader) error
-	// release gives the task back to its kind's free list on worker c.
-	release(c *Ctx)
+	// clear drops the argument and the result, for a task whose slot is given back.
+	clear()
 }
 
 // pending reports whether some child of t has not finished yet.
-func (t *task) pending() bool { return t.localDone+t.remoteDone.Load()-t.remoteBase < t.spawned }
-
-// releaseKids recycles the tasks of t's children, once t has returned: their futures
-// are not to be used after that.
-func (t *task) releaseKids(c *Ctx) {
-	for k := t.kids; k != nil; {
-		next := k.next
-		k.body.release(c)
-		k = next
-	}
-	t.kids = nil
-}
+func (t *task) pending() bool { return t.open > t.remoteDone.Load() }

@@ -14,7 +14,8 @@
 //	import _ "github.com/ibisgo/ibis/impl/tcp"
 //
 // The rules every implementation keeps (and the conformance suite under test/ checks):
-//   - at most one live message per send port and per receive port;
+//   - at most one live message per send port and per receive port (a receive port made
+//     with WithConcurrentUpcalls: one per concurrent upcall, each from another connection);
 //   - an upcall owns its message until it returns or finishes the message early;
 //   - messages on a connection arrive in the order they were sent (FIFO per connection);
 //   - a multicast reaches every connected receive port;

@@ -37,6 +37,9 @@ type ReceivePortConfig struct {
 	Global bool
 	// ConnectionsDisabled starts the port refusing connections until EnableConnections.
 	ConnectionsDisabled bool
+	// ConcurrentUpcalls is how many message upcalls may run at the same time, each on
+	// a message from a different connection; 0 and 1 mean one at a time.
+	ConcurrentUpcalls int
 }
 
 // WithMessageHandler sets the handler that takes messages as upcalls (the port type
@@ -63,6 +66,22 @@ func Global() ReceivePortOption {
 // until EnableConnections is called. By default a new port accepts connections at once.
 func ConnectionsDisabled() ReceivePortOption {
 	return func(c *ReceivePortConfig) { c.ConnectionsDisabled = true }
+}
+
+// WithConcurrentUpcalls lets up to n message upcalls run at the same time, each with
+// a message from a different connection, for a busy many-to-one port whose handler
+// answers (or waits) before it returns: one handler per sender, as a server with a
+// goroutine per connection answers. Each connection stays FIFO: its next message is
+// delivered only once its last one is finished. n of 0 or 1 is the default, one
+// upcall at a time as in Java Ibis; a handler that finishes its message early still
+// lets the port go on, so more than n handlers may be running, but at most n hold a
+// message. It needs a message handler and receive.autoupcalls; n is at most 65536.
+// DisableMessageUpcalls and Close stop every dispatcher. On a port with n > 1, Receive
+// (allowed while upcalls are disabled, as on any port) waits until no handler holds a
+// message and Poll returns nil while one does; no upcall starts while their message
+// lives.
+func WithConcurrentUpcalls(n int) ReceivePortOption {
+	return func(c *ReceivePortConfig) { c.ConcurrentUpcalls = n }
 }
 
 // ApplyReceivePortOptions folds opts into a ReceivePortConfig; implementations call it.

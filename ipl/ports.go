@@ -39,7 +39,8 @@ type SendPort interface {
 
 // ReceivePort is the receiving end of unidirectional message channels. Messages come
 // one at a time: explicitly through Receive or Poll, or to a message handler once
-// upcalls are enabled.
+// upcalls are enabled (several at a time, from different connections, on a port made
+// with WithConcurrentUpcalls).
 type ReceivePort interface {
 	// Identifier names the port.
 	Identifier() ReceivePortIdentifier
@@ -57,7 +58,8 @@ type ReceivePort interface {
 	DisableConnections()
 	// EnableMessageUpcalls starts delivering messages to the port's handler.
 	EnableMessageUpcalls() error
-	// DisableMessageUpcalls stops delivering to the handler after the current upcall.
+	// DisableMessageUpcalls stops delivering to the handler after the current upcall
+	// (the current ones, with concurrent upcalls).
 	DisableMessageUpcalls()
 	// ConnectedTo lists the send ports connected to this port.
 	ConnectedTo() []SendPortIdentifier
@@ -80,7 +82,9 @@ type ReceivePort interface {
 
 // MessageHandler receives messages as upcalls. It owns m until it returns or calls
 // m.Finish; after an early Finish the port may deliver the next message to another
-// invocation concurrently. A returned error is logged; the message is finished for it.
+// invocation concurrently. On a port made with WithConcurrentUpcalls, invocations on
+// messages of different connections run concurrently anyway. A returned error is
+// logged; the message is finished for it.
 type MessageHandler func(m ReadMessage) error
 
 // ConnectionHandler is told of connections to a receive port (needs connection.upcalls).

@@ -7,12 +7,17 @@
 #                                              sample trees, P processes (default 16 32 64)
 #   sudo scripts/dc-bench.sh sites [P...]      RS, CRS and TRS over 4 emulated sites (10 ms,
 #                                              100 Mbit/s; scripts/dc-sites.sh), P processes
-# Each prints a Markdown table on stdout; progress goes to stderr.
+# Each prints a Markdown table on stdout; progress goes to stderr. DC_BIN=DIR takes the
+# programs (fib, nqueens, uts, loadbal) already built in DIR instead of building them, so
+# that a timing run under a lock compiles nothing and can compare two builds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mode=${1:-speed}; shift || true
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-for app in fib nqueens uts loadbal; do go build -o "$tmp/$app" "./apps/$app"; done
+bin=${DC_BIN:-$tmp}
+if [ -z "${DC_BIN:-}" ]; then
+  for app in fib nqueens uts loadbal; do go build -o "$tmp/$app" "./apps/$app"; done
+fi
 
 # field FILE EXPR: evaluates a Python expression over the JSON object j of each line of FILE.
 field() { python3 -c 'import json,sys
@@ -23,10 +28,10 @@ case $mode in
 speed)
   ROUNDS=${1:-5}
   for r in $(seq "$ROUNDS"); do
-    "$tmp/fib" -np 2 -n 42 -threshold 22 -json >>"$tmp/fib-dc"
-    "$tmp/fib" -goroutines -n 42 -threshold 22 -json >>"$tmp/fib-go"
-    "$tmp/nqueens" -np 2 -n 15 -depth 4 -json >>"$tmp/nq-dc"
-    "$tmp/nqueens" -goroutines -n 15 -depth 4 -json >>"$tmp/nq-go"
+    "$bin/fib" -np 2 -n 42 -threshold 22 -json >>"$tmp/fib-dc"
+    "$bin/fib" -goroutines -n 42 -threshold 22 -json >>"$tmp/fib-go"
+    "$bin/nqueens" -np 2 -n 15 -depth 4 -json >>"$tmp/nq-dc"
+    "$bin/nqueens" -goroutines -n 15 -depth 4 -json >>"$tmp/nq-go"
     echo "round $r done" >&2
   done
   echo "| program | dc, 2 processes (s, median of $ROUNDS) | goroutines, 1 process (s) | ratio |"
@@ -48,7 +53,7 @@ steals)
       row="| ${load#* } | $p"; secs=""
       for algo in rs crs trs; do
         set -- $load
-        "$tmp/$1" "${@:2}" -np "$p" -steal "$algo" -json -timeout 10m >"$tmp/out"
+        "$bin/$1" "${@:2}" -np "$p" -steal "$algo" -json -timeout 10m >"$tmp/out"
         row+=" | $(field "$tmp/out" '"%.2f" % (t["steal_attempts"]/max(t["steals"],1))')"
         secs+=" | $(field "$tmp/out" '"%.2f" % j["seconds"]')"
         [ $algo = trs ] && fw=$(field "$tmp/out" 't["forwarded"]')
@@ -66,12 +71,12 @@ sites)
     for load in "loadbal -dist balanced -size 13" "loadbal -dist random" "uts -tree T1"; do
       for algo in rs crs trs; do
         set -- $load
-        scripts/dc-sites.sh -s 4 -n "$p" -d 10ms -b 100mbit -- "$tmp/$1" "${@:2}" -steal "$algo" -json -timeout 10m >"$tmp/out"
+        scripts/dc-sites.sh -s 4 -n "$p" -d 10ms -b 100mbit -- "$bin/$1" "${@:2}" -steal "$algo" -json -timeout 10m >"$tmp/out"
         echo "| ${load#* } | $p | $algo | $(field "$tmp/out" '"%.2f | %.2f | %d" % (j["seconds"], t["steal_attempts"]/max(t["steals"],1), t["wide_area_messages"])') |"
         echo "$load P=$p $algo done" >&2
       done
     done
   done
   ;;
-*) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+*) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
 esac

@@ -136,6 +136,8 @@ func BenchmarkObject(b *testing.B) {
 		{"string", "a short string", func() any { return new(string) }},
 		{"struct-msgpack", point{X: 1, Y: 2, Label: "p", Tags: []string{"a"}}, func() any { return new(point) }},
 		{"map-msgpack", map[string]any{"a": 1, "b": "c"}, func() any { return new(map[string]any) }},
+		// a master/worker request: the small object of a busy server's every message
+		{"struct-codec-small", smallRequest{Worker: 7}, func() any { return new(smallRequest) }},
 	}
 	for _, v := range values {
 		b.Run("write/"+v.name, func(b *testing.B) {
@@ -165,6 +167,9 @@ func BenchmarkObject(b *testing.B) {
 		})
 	}
 }
+
+// smallRequest is a request of ibis-bench masterworker: one small struct.
+type smallRequest struct{ Worker int32 }
 
 func make2D(rows, cols int) [][]int32 {
 	s := make([][]int32, rows)

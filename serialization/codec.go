@@ -137,7 +137,7 @@ func parseCodecHeader(b []byte) (codecHeader, error) {
 // readCodec reads a codec object into ptr, a non-nil pointer. The value is
 // decoded into new memory and stored only when it decoded completely.
 func (r *Reader) readCodec(pv reflect.Value) error {
-	b, err := r.readBlob("codec object")
+	b, err := r.readBlob(codecBlob)
 	defer r.releaseBlob()
 	if err != nil {
 		return err

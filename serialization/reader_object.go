@@ -253,7 +253,7 @@ func (r *Reader) skipObject(tag byte) error {
 // allocate), and decodes them into ptr. An object that fails the check has
 // been consumed: the message goes on after it.
 func (r *Reader) readMsgpack(ptr any) error {
-	b, err := r.readBlob("msgpack object")
+	b, err := r.readBlob(msgpackBlob)
 	defer r.releaseBlob()
 	if err != nil {
 		return err
@@ -274,18 +274,27 @@ func (r *Reader) readMsgpack(ptr any) error {
 
 // readBlob reads the length and the bytes of an encoded object (msgpack or
 // codec) into the Reader's object scratch.
-func (r *Reader) readBlob(what string) ([]byte, error) {
-	n, err := r.readLen(what+" length", false)
+func (r *Reader) readBlob(b blobKind) ([]byte, error) {
+	n, err := r.readLen(b.length, false)
 	if err != nil {
 		return nil, err
 	}
-	b, err := readGrow(r, r.obj[:cap(r.obj)], n, eUint8, what+" bytes")
+	out, err := readGrow(r, r.obj[:cap(r.obj)], n, eUint8, b.bytes)
 	if err != nil {
 		return nil, err
 	}
-	r.obj = b
-	return b, nil
+	r.obj = out
+	return out, nil
 }
+
+// blobKind names an object blob's parts for errors; its strings are made once, not
+// per object read.
+type blobKind struct{ length, bytes string }
+
+var (
+	codecBlob   = blobKind{"codec object length", "codec object bytes"}
+	msgpackBlob = blobKind{"msgpack object length", "msgpack object bytes"}
+)
 
 // releaseBlob drops the object scratch after a large object, and the msgpack
 // decoder with it (its read buffer may have grown as large).

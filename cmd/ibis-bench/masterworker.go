@@ -26,6 +26,10 @@ type mwFlags struct {
 	perProcess, reps int
 	duration         time.Duration
 	noRaw            bool
+	masters          string
+	variants         []mwVariant
+	concurrency      int
+	cpuProfile       string
 }
 
 func setupMasterWorker(fs *flag.FlagSet) func(ctx context.Context, e *env) (*report.Report, error) {
@@ -35,10 +39,19 @@ func setupMasterWorker(fs *flag.FlagSet) func(ctx context.Context, e *env) (*rep
 	fs.DurationVar(&f.duration, "duration", 500*time.Millisecond, "measuring time per point (after a warm-up of a fifth of it)")
 	fs.IntVar(&f.reps, "reps", 3, "measurements per point (the figure is their median)")
 	fs.BoolVar(&f.noRaw, "no-raw", false, "skip the raw-socket baseline")
+	fs.StringVar(&f.masters, "master", "explicit", "master variants, taking turns: explicit (one goroutine calls Receive), upcall (message upcalls, the handler finishes the request before it answers), concurrent (ipl.WithConcurrentUpcalls: a handler per worker answers)")
+	fs.IntVar(&f.concurrency, "concurrency", 0, "concurrent upcalls of the concurrent variant's port (0: one per worker of the pool)")
+	fs.StringVar(&f.cpuProfile, "cpu-profile", "", "write a pprof CPU profile of the master's process over every measured phase to `FILE` (measure one -master variant and -no-raw to profile it alone)")
 	return func(ctx context.Context, e *env) (*report.Report, error) {
 		sweep, err := parseInts("workers", f.sweep)
 		if err != nil {
 			return nil, err
+		}
+		if f.variants, err = parseMasterVariants(f.masters); err != nil {
+			return nil, err
+		}
+		if f.concurrency < 0 {
+			return nil, fmt.Errorf("%w: -concurrency must not be negative", errUsage)
 		}
 		slices.Sort(sweep)
 		if sweep[0] < 1 || f.perProcess < 1 || f.reps < 1 || f.duration <= 0 {
@@ -56,8 +69,9 @@ func setupMasterWorker(fs *flag.FlagSet) func(ctx context.Context, e *env) (*rep
 
 // mwPoint is one point of the figure.
 type mwPoint struct {
-	workers   int
-	ibis, raw []float64 // requests per second, one per repetition
+	workers int
+	ibis    [][]float64 // per master variant (mwFlags.variants): requests per second, one per repetition
+	raw     []float64
 }
 
 func masterWorker(ctx context.Context, e *env, g *cluster.Group, links []*link, f mwFlags, sweep []int) (*report.Report, error) {
@@ -70,23 +84,37 @@ func masterWorker(ctx context.Context, e *env, g *cluster.Group, links []*link, 
 	if len(sweep) == 0 {
 		return nil, fmt.Errorf("%w: the pool holds %d workers, fewer than any -workers value", cluster.ErrPoolSize, total)
 	}
-	m, err := startMaster(ctx, g, e, links, f.perProcess, !f.noRaw)
+	concurrency := 0
+	if containsVariant(f.variants, mwConcurrent) {
+		concurrency = f.concurrency
+		if concurrency == 0 {
+			concurrency = total
+		}
+	}
+	m, err := startMaster(ctx, g, e, links, f.perProcess, !f.noRaw, concurrency)
 	if err != nil {
 		return nil, err
 	}
 	defer m.close()
+	stopProfile, err := startCPUProfile(f.cpuProfile)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = stopProfile() }()
 	var points []mwPoint
 	for i, k := range sweep {
-		p := mwPoint{workers: k}
+		p := mwPoint{workers: k, ibis: make([][]float64, len(f.variants))}
 		for r := range f.reps {
 			e.Progress("%d workers, repetition %d (%d/%d)", k, r+1, i+1, len(sweep))
-			rate, err := m.phase(ctx, k, f.duration, false)
-			if err != nil {
-				return nil, fmt.Errorf("%d workers: %w", k, err)
+			for j, v := range f.variants {
+				rate, err := m.phase(ctx, k, f.duration, false, v)
+				if err != nil {
+					return nil, fmt.Errorf("%d workers, %s master: %w", k, v, err)
+				}
+				p.ibis[j] = append(p.ibis[j], rate)
 			}
-			p.ibis = append(p.ibis, rate)
 			if !f.noRaw {
-				rate, err := m.phase(ctx, k, f.duration, true)
+				rate, err := m.phase(ctx, k, f.duration, true, mwExplicit)
 				if err != nil {
 					return nil, fmt.Errorf("%d raw workers: %w", k, err)
 				}
@@ -95,6 +123,9 @@ func masterWorker(ctx context.Context, e *env, g *cluster.Group, links []*link, 
 		}
 		points = append(points, p)
 	}
+	if err := stopProfile(); err != nil {
+		return nil, err
+	}
 	if err := m.stop(ctx); err != nil {
 		return nil, err
 	}
@@ -102,12 +133,24 @@ func masterWorker(ctx context.Context, e *env, g *cluster.Group, links []*link, 
 }
 
 func mwReport(about, impl string, f mwFlags, procs, total int, points []mwPoint, skipped []int) *report.Report {
+	cols := []string{"workers"}
+	for _, v := range f.variants {
+		cols = append(cols, v.String()+" req/s")
+	}
+	cols = append(cols, "raw req/s")
+	for _, v := range f.variants {
+		cols = append(cols, v.String()+"/raw")
+	}
+	for _, v := range f.variants {
+		cols = append(cols, v.String()+" µs/request")
+	}
 	t := &report.Table{
 		Title:   "masterworker: requests per second at the master; " + about,
-		Columns: []string{"workers", "Ibis req/s", "raw req/s", "Ibis/raw", "µs per request"},
+		Columns: cols,
 		Notes: []string{
 			fmt.Sprintf("workers are goroutines, %d per worker process, each with its OWN Ibis instance (its own pool membership, ports and TCP connections); %d worker processes, %d workers in all, the active ones spread over the processes", f.perProcess, procs, total),
-			"each worker sends a request object (WriteObject) and waits; the master, one goroutine with an explicit Receive on a many-to-one port, answers with an object holding one value of each primitive type",
+			"each worker sends a request object (WriteObject) and waits; the master answers with an object holding one value of each primitive type",
+			"masters: explicit = one goroutine with an explicit Receive on a many-to-one port; upcall = message upcalls, one dispatcher, the handler finishes the request before it answers; concurrent = ipl.WithConcurrentUpcalls, each handler answers from its own goroutine; the variants and raw take turns in every repetition",
 			fmt.Sprintf("a point is the median of %d runs of %v (after a warm-up of %v)", f.reps, f.duration, f.duration/5),
 			"raw: the same exchange over plain net.TCPConn connections (one per worker) to a server with a goroutine per connection, fixed-size frames",
 		},
@@ -115,34 +158,62 @@ func mwReport(about, impl string, f mwFlags, procs, total int, points []mwPoint,
 	if len(skipped) > 0 {
 		t.Notes = append(t.Notes, fmt.Sprintf("not measured (more than the %d workers of the pool): %v", total, skipped))
 	}
-	var xs, ys, rs []float64
+	xs := []float64{}
+	ys := make([][]float64, len(f.variants))
+	var rs []float64
 	values := []map[string]any{}
 	for _, p := range points {
-		ib, _ := stats.Median(p.ibis)
-		row := []any{p.workers, ib}
-		v := map[string]any{"workers": p.workers, "requests_per_second": ib, "runs": p.ibis}
+		row := []any{p.workers}
+		meds := make([]float64, len(f.variants))
+		v := map[string]any{"workers": p.workers}
+		for j, variant := range f.variants {
+			meds[j], _ = stats.Median(p.ibis[j])
+			row = append(row, meds[j])
+			ys[j] = append(ys[j], meds[j])
+			v[variant.String()] = map[string]any{"requests_per_second": meds[j], "runs": p.ibis[j]}
+		}
+		v["requests_per_second"] = meds[0]
 		if len(p.raw) > 0 {
 			rw, _ := stats.Median(p.raw)
-			row = append(row, rw, ib/rw)
+			row = append(row, rw)
+			for _, med := range meds {
+				row = append(row, med/rw)
+			}
 			v["raw_requests_per_second"], v["raw_runs"] = rw, p.raw
 			rs = append(rs, rw)
 		} else {
-			row = append(row, "", "")
+			row = append(row, "")
+			for range meds {
+				row = append(row, "")
+			}
 		}
-		row = append(row, seconds(1/ib))
+		for _, med := range meds {
+			row = append(row, seconds(1/med))
+		}
 		t.AddRow(row...)
-		xs, ys = append(xs, float64(p.workers)), append(ys, ib)
+		xs = append(xs, float64(p.workers))
 		values = append(values, v)
 	}
 	rep := report.New("masterworker")
 	rep.Tables = append(rep.Tables, t)
 	plot := &report.Plot{Title: "masterworker: requests/s at the master", XLabel: "workers", YLabel: "requests per second", LogX: true}
-	plot.Series = append(plot.Series, report.Series{Name: "Ibis (" + impl + ")", X: xs, Y: ys})
+	for j, v := range f.variants {
+		plot.Series = append(plot.Series, report.Series{Name: "Ibis (" + impl + ", " + v.String() + ")", X: xs, Y: ys[j]})
+	}
 	if len(rs) == len(xs) {
 		plot.Series = append(plot.Series, report.Series{Name: "raw sockets", X: xs, Y: rs})
 	}
 	rep.Plots = append(rep.Plots, plot)
 	rep.Set("points", values)
 	rep.Set("workers_per_process", f.perProcess)
+	rep.Set("masters", mwVariantList(f.variants))
 	return rep
+}
+
+func mwVariantList(vs []mwVariant) []string {
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = v.String()
+	}
+	return out
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/ibisgo/ibis/cmd/ibis-bench/internal/cluster"
@@ -13,18 +14,22 @@ import (
 )
 
 // Port types of the master/worker experiment, in its own sub-pool: requests from
-// every worker to the master's one port, answers to each worker's own port.
+// every worker to the master's port (taken explicitly or as upcalls, per master
+// variant), answers to each worker's own port.
 var (
 	mwReqType = ipl.MustPortType(ipl.ConnectionManyToOne, ipl.SerializationObject, ipl.ReceiveExplicit,
-		ipl.CommunicationReliable, ipl.CommunicationFIFO)
+		ipl.ReceiveAutoUpcalls, ipl.CommunicationReliable, ipl.CommunicationFIFO)
 	mwRepType = ipl.MustPortType(ipl.ConnectionOneToOne, ipl.SerializationObject, ipl.ReceiveExplicit,
 		ipl.CommunicationReliable, ipl.CommunicationFIFO)
 )
 
 const (
 	mwRequestPort = "mw-requests" // the master's port, published pool-wide
-	mwReplyPort   = "mw-reply"    // each worker's port
-	mwRawReply    = 30            // bytes of a raw answer: one of each primitive, packed
+	// mwConcurrentPort is the master's port with concurrent upcalls, for the
+	// concurrent variant (a port's concurrency is fixed when it is made).
+	mwConcurrentPort = "mw-requests-concurrent"
+	mwReplyPort      = "mw-reply" // each worker's port
+	mwRawReply       = 30         // bytes of a raw answer: one of each primitive, packed
 )
 
 // Message kinds from workers to the master.
@@ -37,7 +42,7 @@ const (
 // Message kinds from the master to a worker.
 const (
 	mwData byte = iota + 1 // the answer object follows
-	mwGo                   // raw flag, warm-up and measuring nanoseconds follow
+	mwGo                   // raw flag, master variant, warm-up and measuring nanoseconds follow
 	mwStop
 	mwQuit
 )
@@ -65,27 +70,31 @@ type mwArgs struct {
 	Size, Procs      int
 	Process, PerProc int
 	RawAddr          string
+	Concurrent       bool // the master has a port with concurrent upcalls too
 }
 
 // master is the coordinator's side of the experiment.
 type master struct {
 	ib      ipl.Ibis
-	req     ipl.ReceivePort
+	req     ipl.ReceivePort // explicit and upcall variants
+	reqCC   ipl.ReceivePort // concurrent variant, nil when not measured
 	to      []ipl.SendPort
 	links   []*link
 	raw     *rawnet.Server
 	answer  mwAnswer
 	stopped bool
+	cur     atomic.Pointer[mwPhase] // the phase the upcalls serve (mwupcall.go)
 }
 
 // startMaster creates the master's instance in a sub-pool, starts the workers in
-// every worker process and connects to each of them.
-func startMaster(ctx context.Context, g *cluster.Group, e *env, links []*link, perProc int, withRaw bool) (*master, error) {
+// every worker process and connects to each of them. concurrency > 0 makes the
+// concurrent variant's port, with that many concurrent upcalls.
+func startMaster(ctx context.Context, g *cluster.Group, e *env, links []*link, perProc int, withRaw bool, concurrency int) (*master, error) {
 	total := len(links) * perProc
 	m := &master{links: links, to: make([]ipl.SendPort, total),
 		answer: mwAnswer{true, -8, 16, -16, 32, 64, 3.2, 6.4}}
 	args := mwArgs{Pool: g.Pool() + "-mw", Registry: g.RegistryAddr(), Size: total + 1,
-		Procs: len(links), PerProc: perProc}
+		Procs: len(links), PerProc: perProc, Concurrent: concurrency > 0}
 	opts := []ipl.Option{ipl.WithRegistry(args.Registry), ipl.WithPool(args.Pool), ipl.WithPoolSize(args.Size),
 		ipl.WithPortTypes(mwReqType, mwRepType), ipl.WithTag("master"), ipl.WithLogger(e.Log)}
 	opts = append(opts, implOptions(e)...)
@@ -94,8 +103,14 @@ func startMaster(ctx context.Context, g *cluster.Group, e *env, links []*link, p
 		return nil, fmt.Errorf("master instance: %w", err)
 	}
 	fail := func(err error) (*master, error) { m.close(); return nil, err }
-	if m.req, err = m.ib.CreateReceivePort(ctx, mwReqType, mwRequestPort, ipl.Global()); err != nil {
+	if m.req, err = m.ib.CreateReceivePort(ctx, mwReqType, mwRequestPort, ipl.Global(), ipl.WithMessageHandler(m.upcall)); err != nil {
 		return fail(err)
+	}
+	if concurrency > 0 {
+		if m.reqCC, err = m.ib.CreateReceivePort(ctx, mwReqType, mwConcurrentPort, ipl.Global(),
+			ipl.WithMessageHandler(m.upcall), ipl.WithConcurrentUpcalls(concurrency)); err != nil {
+			return fail(err)
+		}
 	}
 	if withRaw {
 		if m.raw, err = rawnet.Listen(rawListenAddr(g)); err != nil {
@@ -168,10 +183,9 @@ func (m *master) send(ctx context.Context, i int, fill func(w ipl.WriteMessage) 
 	return err
 }
 
-// phase runs workers 0..k-1 for a warm-up of d/5 and then d, and returns the
-// requests per second the master answered (or, raw, the raw server did).
-func (m *master) phase(ctx context.Context, k int, d time.Duration, raw bool) (float64, error) {
-	warm := d / 5
+// startPhase tells workers 0..k-1 to run for a warm-up of warm and then d, against
+// the raw server or against the master's port of variant v.
+func (m *master) startPhase(ctx context.Context, k int, warm, d time.Duration, raw bool, v mwVariant) error {
 	for i := range k {
 		if err := m.send(ctx, i, func(w ipl.WriteMessage) error {
 			if err := w.WriteByte(mwGo); err != nil {
@@ -180,13 +194,29 @@ func (m *master) phase(ctx context.Context, k int, d time.Duration, raw bool) (f
 			if err := w.WriteBool(raw); err != nil {
 				return err
 			}
+			if err := w.WriteByte(byte(v)); err != nil {
+				return err
+			}
 			if err := w.WriteInt64(int64(warm)); err != nil {
 				return err
 			}
 			return w.WriteInt64(int64(d))
 		}); err != nil {
-			return 0, err
+			return err
 		}
+	}
+	return nil
+}
+
+// phase runs workers 0..k-1 for a warm-up of d/5 and then d, and returns the
+// requests per second the master of variant v answered (or, raw, the raw server did).
+func (m *master) phase(ctx context.Context, k int, d time.Duration, raw bool, v mwVariant) (float64, error) {
+	warm := d / 5
+	if !raw && v != mwExplicit {
+		return m.upcallPhase(ctx, k, warm, d, v)
+	}
+	if err := m.startPhase(ctx, k, warm, d, raw, v); err != nil {
+		return 0, err
 	}
 	if raw {
 		return m.rawCounts(ctx, k)

@@ -62,6 +62,14 @@ func runWorker(ctx context.Context, e *env, a mwArgs, idx int) error {
 	if err := w.out.ConnectGlobal(ctx, mwRequestPort); err != nil {
 		return fmt.Errorf("worker %d: connecting to the master: %w", idx, err)
 	}
+	if a.Concurrent {
+		if w.outCC, err = ib.CreateSendPort(mwReqType, "mw-req-concurrent"); err != nil {
+			return err
+		}
+		if err := w.outCC.ConnectGlobal(ctx, mwConcurrentPort); err != nil {
+			return fmt.Errorf("worker %d: connecting to the master's concurrent port: %w", idx, err)
+		}
+	}
 	if err := w.request(ctx, mwHello); err != nil {
 		return err
 	}
@@ -74,14 +82,17 @@ func runWorker(ctx context.Context, e *env, a mwArgs, idx int) error {
 type worker struct {
 	idx     int
 	in      ipl.ReceivePort
-	out     ipl.SendPort
+	out     ipl.SendPort // to the master's port of the explicit and upcall variants
+	outCC   ipl.SendPort // to its port of the concurrent variant, nil without one
 	rawAddr string
 	raw     *rawnet.Conn
 	answer  mwAnswer
 }
 
-func (w *worker) request(ctx context.Context, kind byte) error {
-	m, err := w.out.NewMessage(ctx)
+func (w *worker) request(ctx context.Context, kind byte) error { return w.requestOn(ctx, w.out, kind) }
+
+func (w *worker) requestOn(ctx context.Context, out ipl.SendPort, kind byte) error {
+	m, err := out.NewMessage(ctx)
 	if err != nil {
 		return err
 	}
@@ -104,9 +115,13 @@ func (w *worker) loop(ctx context.Context) error {
 		}
 		kind, err := m.ReadByte()
 		var raw bool
+		var v byte
 		var warm, d int64
 		if err == nil && kind == mwGo {
 			raw, err = m.ReadBool()
+			if err == nil {
+				v, err = m.ReadByte()
+			}
 			if err == nil {
 				warm, err = m.ReadInt64()
 			}
@@ -126,7 +141,15 @@ func (w *worker) loop(ctx context.Context) error {
 		case kind == mwGo && raw:
 			err = w.rawPhase(ctx, time.Duration(warm), time.Duration(d))
 		case kind == mwGo:
-			err = w.phase(ctx)
+			out := w.out
+			if mwVariant(v) == mwConcurrent {
+				out = w.outCC
+			}
+			if out == nil {
+				err = fmt.Errorf("%w: a phase of the %s variant, which the master did not announce", errNotAnswer, mwVariant(v))
+				break
+			}
+			err = w.phase(ctx, out)
 		default:
 			err = fmt.Errorf("%w: kind %d while idle", errNotAnswer, kind)
 		}
@@ -136,10 +159,10 @@ func (w *worker) loop(ctx context.Context) error {
 	}
 }
 
-// phase sends requests and reads answers until the master says stop.
-func (w *worker) phase(ctx context.Context) error {
+// phase sends requests on out and reads answers until the master says stop.
+func (w *worker) phase(ctx context.Context, out ipl.SendPort) error {
 	for {
-		if err := w.request(ctx, mwRequest); err != nil {
+		if err := w.requestOn(ctx, out, mwRequest); err != nil {
 			return err
 		}
 		m, err := w.in.Receive(ctx)

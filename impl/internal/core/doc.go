@@ -11,7 +11,7 @@
 // (source.go: reader goroutines, direct receipt, or the transport's own Source);
 // whole messages first on many-to-one ports in readahead.go; stalled and dead senders
 // in stall.go; the handshake in handshake.go; the token that keeps one message live
-// per port in token.go; a send port's connections and multicast on SendPort; TLS
-// batching in tlsbatch.go; the routes to a peer behind a firewall or NAT (direct,
+// per port in token.go (one per concurrent upcall: concurrent.go); a send port's
+// connections and multicast on SendPort; TLS batching in tlsbatch.go; the routes to a peer behind a firewall or NAT (direct,
 // reverse set-up, relay through a hub) in route.go, dialorder.go, reverse.go and hubs.go. docs/DESIGN.md has how the packages fit together.
 package core

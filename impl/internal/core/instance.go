@@ -335,6 +335,9 @@ func (in *Instance) CreateReceivePort(ctx context.Context, pt ipl.PortType, name
 	if pc.MessageHandler == nil && !pt.Has(ipl.ReceiveExplicit) {
 		return nil, fmt.Errorf("%w: port type has no %s, so it needs a message handler (ipl.WithMessageHandler)", ipl.ErrUnsupported, ipl.ReceiveExplicit)
 	}
+	if err := checkConcurrentUpcalls(pt, pc); err != nil {
+		return nil, fmt.Errorf("create receive port %q: %w", name, err)
+	}
 	if pc.ConnectionHandler != nil && !pt.Has(ipl.ConnectionUpcalls) {
 		return nil, fmt.Errorf("%w: a connection handler needs %s in the port type", ipl.ErrUnsupported, ipl.ConnectionUpcalls)
 	}

@@ -6,6 +6,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/ibisgo/ibis/internal/wake"
 	"github.com/ibisgo/ibis/ipl"
 	"github.com/ibisgo/ibis/serialization"
 )
@@ -29,11 +30,18 @@ type Source interface {
 type pushedSource struct {
 	port *ReceivePort
 	src  Source
+	// kick passes a wake-up on between the dispatchers of a port with concurrent
+	// upcalls (nil otherwise): Wake holds one wake-up however many connections were
+	// queued, so a waiter that took one pokes kick to make another look again.
+	kick chan struct{}
 }
 
 func (s *pushedSource) next(ctx context.Context, stop <-chan struct{}, wait bool) (*readMessage, waitResult) {
 	for {
 		if m := s.take(); m != nil {
+			if s.kick != nil {
+				wake.Poke(s.kick)
+			}
 			return m, gotMessage
 		}
 		if !wait {
@@ -41,6 +49,7 @@ func (s *pushedSource) next(ctx context.Context, stop <-chan struct{}, wait bool
 		}
 		select {
 		case <-s.src.Wake():
+		case <-s.kick:
 		case <-ctx.Done():
 			return nil, waitDone
 		case <-stop:

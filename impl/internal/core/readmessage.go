@@ -25,6 +25,7 @@ type readMessage struct {
 	mu        sync.Mutex
 	finished  bool
 	fatal     error // the stream broke while reading: the connection must go
+	whole     bool  // taken by a Receive or a Poll: it holds all the token's slots
 	inUpcall  bool  // a handler is running with this message
 	handedOff bool  // finished inside its upcall: another dispatcher took over
 	stop      chan struct{}
@@ -89,7 +90,7 @@ func (m *readMessage) Finish() (int64, error) {
 	}
 	handOff := m.handingOff()
 	m.via.Finished(m.fatal)
-	m.port.token.release()
+	m.port.release(m)
 	if handOff {
 		// Finished early inside its upcall: the port moves on without waiting for the
 		// handler to return, on a new dispatcher.

@@ -19,7 +19,7 @@ import (
 // Whoever holds the port's token (an explicit Receive, a Poll or the upcall
 // dispatcher) takes the next message from the port's one message source, fixed when
 // the port is made (source.go). The token (token.go) makes sure at most one message
-// lives.
+// lives, or one per concurrent upcall (concurrent.go).
 //
 // Locks: connection decisions are taken one at a time, in turn (accept). mu guards the
 // connection lists and the upcall state; it is held for bookkeeping only, never across
@@ -35,7 +35,9 @@ type ReceivePort struct {
 	log   *zap.Logger
 
 	src    messageSource // where the token holder takes messages from (source.go)
-	token  token         // see token.go
+	token  token         // see token.go; one slot per concurrent upcall (concurrent.go)
+	slots  int           // the token's slots: how many messages may live at once
+	gather token         // held by whoever takes all the slots (concurrent.go)
 	closed chan struct{}
 	once   sync.Once
 
@@ -46,8 +48,8 @@ type ReceivePort struct {
 	newConns   []ipl.SendPortIdentifier
 	lostConns  []ipl.SendPortIdentifier
 	enabled    bool
-	upcallStop chan struct{} // non-nil while message upcalls are enabled
-	stash      *readMessage  // taken by a dispatcher as upcalls were disabled
+	upcallStop chan struct{}  // non-nil while message upcalls are enabled
+	stash      []*readMessage // taken by dispatchers as upcalls were disabled
 
 	downcalls bool // the type has connection.downcalls: keep the new/lost lists
 	numbered  bool // the type has communication.numbered
@@ -82,7 +84,9 @@ func newReceivePort(in *Instance, pt ipl.PortType, name string, cfg ipl.ReceiveP
 		id:      ipl.ReceivePortIdentifier{Ibis: in.id, Name: name},
 		kind:    serializationKind(pt),
 		log:     in.log.With(zap.String("receiveport", name)),
-		token:   newToken(),
+		token:   make(token, upcallSlots(cfg)),
+		slots:   upcallSlots(cfg),
+		gather:  newToken(),
 		closed:  make(chan struct{}),
 		turn:    make(chan struct{}, 1),
 		enabled: !cfg.ConnectionsDisabled,
@@ -276,7 +280,7 @@ func (p *ReceivePort) Receive(ctx context.Context) (ipl.ReadMessage, error) {
 	}
 	// The port's closed channel is also closed when the instance ends, so waiting on
 	// it and on ctx covers every way the wait can end.
-	if !p.token.take(ctx.Done(), p.closed) {
+	if !p.takeAll(ctx.Done(), p.closed) {
 		if p.isClosed() {
 			return nil, fmt.Errorf("%s: %w", p.what("receive"), ipl.ErrClosed)
 		}
@@ -284,9 +288,10 @@ func (p *ReceivePort) Receive(ctx context.Context) (ipl.ReadMessage, error) {
 	}
 	m, why := p.next(ctx, nil, true)
 	if why == gotMessage {
+		m.whole = true
 		return m, nil
 	}
-	p.token.release()
+	p.releaseAll()
 	p.src.idle() // a sender reported dead while this Receive held the port
 	if why == waitClosed {
 		return nil, fmt.Errorf("%s: %w", p.what("receive"), ipl.ErrClosed)
@@ -332,14 +337,15 @@ func (p *ReceivePort) Poll() (ipl.ReadMessage, error) {
 	if p.isClosed() {
 		return nil, fmt.Errorf("%s: %w", what, ipl.ErrClosed)
 	}
-	if !p.token.tryTake() {
+	if !p.tryTakeAll() {
 		return nil, nil
 	}
 	m, why := p.next(context.Background(), nil, false)
 	if why != gotMessage {
-		p.token.release()
+		p.releaseAll()
 		return nil, nil
 	}
+	m.whole = true
 	if !pollUpcall {
 		return m, nil
 	}

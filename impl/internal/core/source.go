@@ -39,7 +39,11 @@ type messageSource interface {
 func newSource(p *ReceivePort, caps Capabilities) messageSource {
 	if caps.Source != nil {
 		if s := caps.Source(p.pt); s != nil {
-			return &pushedSource{port: p, src: s}
+			ps := &pushedSource{port: p, src: s}
+			if p.slots > 1 {
+				ps.kick = make(chan struct{}, 1)
+			}
+			return ps
 		}
 	}
 	if caps.DirectReads && directCapable(p.pt) {

@@ -8,7 +8,8 @@ import "time"
 // whoever is taking or reading a message (a Receive, a Poll, the upcall dispatcher)
 // and by the live message until it is finished. Holding it is what makes "at most one
 // live message per port" true; every wait for it also ends when one of its abort
-// channels closes, so no caller waits past the port's or the Ibis's end.
+// channels closes, so no caller waits past the port's or the Ibis's end. A receive port
+// with concurrent upcalls has one slot per upcall (concurrent.go).
 type token chan struct{}
 
 func newToken() token { return make(token, 1) }

@@ -25,12 +25,15 @@ func (p *ReceivePort) EnableMessageUpcalls() error {
 	stop := make(chan struct{})
 	p.upcallStop = stop
 	if p.pt.Has(ipl.ReceiveAutoUpcalls) {
-		p.startDispatcher(stop)
+		for range p.slots {
+			p.startDispatcher(stop)
+		}
 	}
 	return nil
 }
 
-// DisableMessageUpcalls stops delivering to the handler; an upcall in progress runs on.
+// DisableMessageUpcalls stops delivering to the handler (every dispatcher of a port
+// with concurrent upcalls); upcalls in progress run on.
 func (p *ReceivePort) DisableMessageUpcalls() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -50,7 +53,8 @@ func (p *ReceivePort) startDispatcher(stop chan struct{}) {
 
 // dispatch delivers messages to the handler one at a time until upcalls are disabled,
 // the port closes, or a handler finishes its message early (a new dispatcher then
-// carries on while that handler runs to its end).
+// carries on while that handler runs to its end). A port with n concurrent upcalls runs
+// n dispatchers, each holding one slot of the token for its message.
 func (p *ReceivePort) dispatch(stop chan struct{}, t *tracked) {
 	for {
 		if !p.token.take(stop, p.closed) {
@@ -115,17 +119,25 @@ func (p *ReceivePort) upcall(m *readMessage, stop chan struct{}, t *tracked) (ha
 	return handedOff
 }
 
-// takeStash returns a message a dispatcher took just as upcalls were disabled.
+// takeStash returns a message a dispatcher took just as upcalls were disabled (the
+// oldest, when several dispatchers did), or nil.
 func (p *ReceivePort) takeStash() *readMessage {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	m := p.stash
-	p.stash = nil
+	if len(p.stash) == 0 {
+		return nil
+	}
+	m := p.stash[0]
+	p.stash[0] = nil
+	p.stash = p.stash[1:]
+	if len(p.stash) == 0 {
+		p.stash = nil
+	}
 	return m
 }
 
 func (p *ReceivePort) stashMessage(m *readMessage) {
 	p.mu.Lock()
-	p.stash = m
+	p.stash = append(p.stash, m)
 	p.mu.Unlock()
 }
