@@ -97,6 +97,9 @@ func TestCancelWatchCancelLeavesStreamIntact(t *testing.T) {
 	}
 }
 
+// watchKey is a context key of the tests.
+type watchKey struct{}
+
 // TestCancelWatchKeepsRegistration: peeks with the same context share one
 // registration, another context moves it, and a context that ends while nobody peeks
 // leaves no deadline behind for the next peek.
@@ -135,7 +138,7 @@ func TestCancelWatchKeepsRegistration(t *testing.T) {
 	if g := gen(); g != 2 {
 		t.Fatalf("registrations after a second context: %d, want 2", g)
 	}
-	next(context.WithValue(ctx2, struct{}{}, 1), "four") // the same Done channel
+	next(context.WithValue(ctx2, watchKey{}, 1), "four") // the same Done channel
 	if g := gen(); g != 2 {
 		t.Fatalf("a context with the same Done channel registered again (%d)", g)
 	}
