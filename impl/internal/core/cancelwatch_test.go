@@ -100,9 +100,10 @@ func TestCancelWatchCancelLeavesStreamIntact(t *testing.T) {
 // watchKey is a context key of the tests.
 type watchKey struct{}
 
-// TestCancelWatchKeepsRegistration: peeks with the same context share one
-// registration, another context moves it, and a context that ends while nobody peeks
-// leaves no deadline behind for the next peek.
+// TestCancelWatchKeepsRegistration: a registration is kept once two peeks in a row
+// passed contexts with the same Done channel, and then serves the peeks that follow; a
+// context unlike the last one's is registered only while its peek waits; a context
+// that ends while nobody peeks leaves no deadline behind for the next peek.
 func TestCancelWatchKeepsRegistration(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	w, s, peer := newWatchedPipe(t)
@@ -123,31 +124,43 @@ func TestCancelWatchKeepsRegistration(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	gen := func() uint64 {
+	// registered returns the Done channel registered for and the registrations so far.
+	registered := func() (<-chan struct{}, uint64) {
 		w.mu.Lock()
 		defer w.mu.Unlock()
-		return w.gen
+		return w.done, w.gen
 	}
 	next(ctx1, "one")
+	if done, _ := registered(); done != nil {
+		t.Fatal("the first peek with a context kept its registration")
+	}
 	next(ctx1, "two")
-	if g := gen(); g != 1 {
-		t.Fatalf("two peeks with one context made %d registrations, want 1", g)
+	done, gen := registered()
+	if done != ctx1.Done() {
+		t.Fatal("the second peek in a row with a context did not keep its registration")
+	}
+	next(ctx1, "three")
+	if d, g := registered(); d != done || g != gen {
+		t.Fatal("a peek with the registered context registered again")
 	}
 	cancel1() // nobody peeks: the callback must leave the stream alone
-	next(ctx2, "three")
-	if g := gen(); g != 2 {
-		t.Fatalf("registrations after a second context: %d, want 2", g)
+	next(ctx2, "four")
+	if d, _ := registered(); d != nil {
+		t.Fatal("a peek with a context unlike the last one's kept its registration")
 	}
-	next(context.WithValue(ctx2, watchKey{}, 1), "four") // the same Done channel
-	if g := gen(); g != 2 {
-		t.Fatalf("a context with the same Done channel registered again (%d)", g)
+	next(ctx2, "five")
+	next(context.WithValue(ctx2, watchKey{}, 1), "six") // the same Done channel
+	done, gen = registered()
+	if done != ctx2.Done() {
+		t.Fatal("the registration for ctx2 was not kept")
+	}
+	next(context.WithValue(ctx2, watchKey{}, 2), "seven")
+	if _, g := registered(); g != gen {
+		t.Fatal("a context with the registered Done channel registered again")
 	}
 	w.close()
-	next(ctx2, "five")
-	w.mu.Lock()
-	stop := w.stop
-	w.mu.Unlock()
-	if stop != nil {
+	next(ctx2, "eight")
+	if d, _ := registered(); d != nil {
 		t.Fatal("a registration was made after close")
 	}
 }
