@@ -70,3 +70,67 @@ func TestReusedMessagesStayApart(t *testing.T) {
 		}
 	}
 }
+
+// TestCancelledReceivesLoseNothing: Receives whose contexts end before, during or after
+// their wait (a loop's context, and contexts of their own, some cancelled by another
+// goroutine while the Receive waits) take every message once and in order.
+func TestCancelledReceivesLoseNothing(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) }) // after the instances' own cleanup
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	p := newDiedPair(ctx, t)
+	const n = 300
+	sent := make(chan error, 1)
+	go func() {
+		for i := range int64(n) {
+			w, err := p.sp.NewMessage(ctx)
+			if err == nil {
+				err = w.WriteInt64(i)
+			}
+			if err == nil {
+				_, err = w.Finish()
+			}
+			if err != nil {
+				sent <- err
+				return
+			}
+		}
+		sent <- nil
+	}()
+	loop, endLoop := context.WithCancel(ctx)
+	defer endLoop()
+	for i, try := int64(0), 0; i < n; try++ {
+		rctx, end := loop, context.CancelFunc(func() {})
+		var cut chan struct{}
+		switch try % 4 {
+		case 1:
+			rctx, end = context.WithCancel(ctx)
+			end() // ended before the Receive
+		case 2:
+			rctx, end = context.WithCancel(ctx)
+			cut = make(chan struct{})
+			go func() { end(); close(cut) }() // ends during the wait, or before or after it
+		case 3:
+			rctx, end = context.WithCancel(ctx)
+		}
+		m, err := p.rp.Receive(rctx)
+		end()
+		if cut != nil {
+			<-cut
+		}
+		if err != nil {
+			if !errors.Is(err, context.Canceled) {
+				t.Fatalf("receive %d: %v", i, err)
+			}
+			continue
+		}
+		v, err := m.ReadInt64()
+		if _, ferr := m.Finish(); err != nil || ferr != nil || v != i {
+			t.Fatalf("message %d arrived as %d (%v, %v)", i, v, err, ferr)
+		}
+		i++
+	}
+	if err := <-sent; err != nil {
+		t.Fatal(err)
+	}
+}
