@@ -44,7 +44,8 @@
 //     busy socket, or when a receiver waits for a large array, the loop then reads the
 //     socket itself: straight into the receiver's slice, one copy out of the kernel as
 //     a blocking reader has (internal/inbox/posted.go), else into pooled buffers the
-//     inbox keeps.
+//     inbox keeps. After it served a connection the loop polls for a while (nio.spin,
+//     loopspin.go), so that an answer that comes soon finds it awake.
 //   - Nonblocking and thread send: queued.go (the queue, its bounds and the event
 //     loop's writes) and direct.go (the sender writing the socket itself while nothing
 //     is queued).

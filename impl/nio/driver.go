@@ -25,8 +25,9 @@ const (
 
 // PropertySpin (or $IBIS_NIO_SPIN) sets how long the reader of a blocking-flavour
 // receive port polls an empty socket before it parks, as tcp.spin does for impl/tcp
-// (see impl/internal/sockets/spin.go): a Go duration, "0" to park at once; default
-// 20us. The event loops of the other flavours never poll.
+// (see impl/internal/sockets/spin.go); an event loop of the other flavours polls for
+// twice as long after it served a connection (loopspin.go): a Go duration, "0" for no
+// polling; default 20us.
 const (
 	PropertySpin = "nio.spin"
 	EnvSpin      = "IBIS_NIO_SPIN"

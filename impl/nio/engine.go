@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"sync"
+	"time"
 
 	"github.com/panjf2000/gnet/v2"
 	"go.uber.org/zap"
@@ -38,6 +39,12 @@ type engine struct {
 	mu      sync.Mutex
 	stopped bool
 	busy    sync.WaitGroup // enrolments under way; Stop waits for them
+
+	// spin is how long a loop polls after traffic (loopspin.go), 0 for never; spins
+	// holds each loop's state, made when first asked for, nil once the engine stopped.
+	spin   time.Duration
+	spinMu sync.Mutex // a leaf
+	spins  map[gnet.EventLoop]*loopSpin
 }
 
 // handler routes gnet's events to the connections' endpoints.
@@ -70,7 +77,7 @@ func (*handler) OnClose(c gnet.Conn, err error) gnet.Action {
 // a read that fills it suggests more waits, which the inbox then reads itself.
 const readBufferCap = 64 << 10
 
-func newEngine(name string, loops int, log *zap.Logger, hk *hooks) (*engine, error) {
+func newEngine(name string, loops int, spin time.Duration, log *zap.Logger, hk *hooks) (*engine, error) {
 	opts := []gnet.Option{
 		gnet.WithLogger(zapLogger{log.Sugar()}),
 		gnet.WithNumEventLoop(loops),
@@ -87,7 +94,26 @@ func newEngine(name string, loops int, log *zap.Logger, hk *hooks) (*engine, err
 	if err := cli.Start(); err != nil {
 		return nil, fmt.Errorf("nio: starting the %s engine: %w", name, err)
 	}
-	return &engine{name: name, cli: cli, hk: hk}, nil
+	return &engine{name: name, cli: cli, hk: hk, spin: spin, spins: map[gnet.EventLoop]*loopSpin{}}, nil
+}
+
+// spinOf returns the polling state of the loop el, nil when loops do not poll (or its
+// epoll set could not be made: the loop then blocks as gnet's loops do).
+func (e *engine) spinOf(el gnet.EventLoop) *loopSpin {
+	if e.spin <= 0 {
+		return nil
+	}
+	e.spinMu.Lock()
+	defer e.spinMu.Unlock()
+	ls, ok := e.spins[el]
+	if !ok && e.spins != nil {
+		var err error
+		if ls, err = newLoopSpin(e.spin); err != nil {
+			ls = nil
+		}
+		e.spins[el] = ls
+	}
+	return ls
 }
 
 var errStopped = errors.New("nio: the event loop has stopped")
@@ -131,6 +157,14 @@ func (e *engine) stop() error {
 	e.busy.Wait()
 	err := e.cli.Stop()
 	e.wait.Wait()
+	e.spinMu.Lock()
+	for _, ls := range e.spins {
+		if ls != nil {
+			ls.close()
+		}
+	}
+	e.spins = nil // no more: the loops have ended
+	e.spinMu.Unlock()
 	return err
 }
 

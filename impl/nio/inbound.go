@@ -208,6 +208,7 @@ func (ib *inbound) enroll(nc net.Conn) {
 }
 
 func (ib *inbound) opened(c gnet.Conn) {
+	ib.eng.spinOf(c.EventLoop()).add(c.Fd())
 	ib.mu.Lock()
 	ib.to(inReading) // unless Close came first: then enroll closes c
 	ib.gc, ib.registered = c, true
@@ -222,7 +223,8 @@ func (ib *inbound) isOpen() bool {
 
 // traffic pushes what gnet read into the inbox; when a receiver's posted slice waits,
 // or gnet's read filled its buffer (more is likely to wait), the inbox then reads the
-// socket itself (descriptor.go).
+// socket itself (descriptor.go). Then the loop polls for a while (loopspin.go), and
+// reads the socket itself again while the bytes that come are this connection's alone.
 func (ib *inbound) traffic(c gnet.Conn) gnet.Action {
 	b, err := c.Next(-1)
 	if err != nil {
@@ -231,20 +233,41 @@ func (ib *inbound) traffic(c gnet.Conn) gnet.Action {
 	if ib.box.Push(b) {
 		return ib.pause(c)
 	}
-	switch full, err := ib.box.FillFrom(socketReader(c.Fd()), len(b) >= readBufferCap); {
-	case err == nil && full:
-		return ib.pause(c)
-	case err == nil:
-		return gnet.None
-	case errors.Is(err, io.EOF):
-		return gnet.Close // closed reports the end, as for gnet's own read
-	default:
-		ib.box.End(fmt.Errorf("%w: %w", ipl.ErrConnectionLost, err))
-		return gnet.Close
+	ls := ib.eng.spinOf(c.EventLoop())
+	fd := c.Fd()
+	read := socketReader(fd)
+	got := 0
+	counted := func(p []byte) (int, error) {
+		n, err := read(p)
+		got += n
+		return n, err
+	}
+	more := len(b) >= readBufferCap
+	for round := 0; ; round++ {
+		switch full, err := ib.box.FillFrom(counted, more); {
+		case err == nil && full:
+			return ib.pause(c)
+		case err == nil:
+		case errors.Is(err, io.EOF):
+			return gnet.Close // closed reports the end, as for gnet's own read
+		default:
+			ib.box.End(fmt.Errorf("%w: %w", ipl.ErrConnectionLost, err))
+			return gnet.Close
+		}
+		if more && got == 0 {
+			// The socket has bytes the inbox did not take (it ended, or holds its
+			// high water): gnet's next read deals with them.
+			return gnet.None
+		}
+		if round == maxPollRounds || !ls.await(fd) {
+			return gnet.None
+		}
+		more, got = true, 0
 	}
 }
 
 func (ib *inbound) closed(c gnet.Conn, err error) {
+	ib.eng.spinOf(c.EventLoop()).remove(c.Fd())
 	ib.mu.Lock()
 	if _, ok := ib.paused[c]; ok {
 		delete(ib.paused, c)

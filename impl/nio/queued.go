@@ -271,10 +271,18 @@ func (o *queuedOut) schedule() {
 
 // execFlush hands a flush to the event loop, which runs it later.
 func (o *queuedOut) execFlush() error {
-	return o.gc.EventLoop().Execute(context.Background(), gnet.RunnableFunc(func(context.Context) error {
+	el := o.gc.EventLoop()
+	ls := o.eng.spinOf(el)
+	ls.taskQueued()
+	err := el.Execute(context.Background(), gnet.RunnableFunc(func(context.Context) error {
+		ls.taskRan()
 		o.flush()
 		return nil
 	}))
+	if err != nil {
+		ls.taskRan()
+	}
+	return err
 }
 
 // flush writes as much of the queue as the socket takes. It runs on the event loop,

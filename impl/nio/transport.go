@@ -22,7 +22,7 @@ import (
 type transport struct {
 	host  string
 	loops int
-	spin  time.Duration // how long a blocking-flavour reader polls before parking
+	spin  time.Duration // how long a blocking-flavour reader polls (an event loop: pollFor of it)
 	log   *zap.Logger
 	ch    chooser
 	g     *sockets.Group // sockets served by goroutines (handshakes, blocking flavour)
@@ -78,7 +78,7 @@ func (t *transport) Start(acc core.Acceptor) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	loop, err := newEngine("nonblocking", t.loops, t.log.Named("gnet"), t.hk)
+	loop, err := newEngine("nonblocking", t.loops, pollFor(t.spin), t.log.Named("gnet"), t.hk)
 	if err != nil {
 		_ = ln.Close()
 		return "", err
@@ -106,7 +106,7 @@ func (t *transport) engineFor(f Flavour) (*engine, error) {
 		return nil, fmt.Errorf("nio: %w", ipl.ErrClosed)
 	}
 	if t.thread == nil {
-		e, err := newEngine("thread", 1, t.log.Named("gnet-thread"), t.hk)
+		e, err := newEngine("thread", 1, pollFor(t.spin), t.log.Named("gnet-thread"), t.hk)
 		if err != nil {
 			return nil, err
 		}

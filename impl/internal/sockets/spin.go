@@ -21,13 +21,13 @@ import (
 // MPI's TCP transport does, both for the next message and within one: a reader that
 // sleeps at the start of a message is what lets the sender stall. Polling costs a core,
 // so it adapts: a connection whose poll ran out goes cold and parks at once until it is
-// woken within rewarm spins of parking, and at most maxSpinners readers of a process
+// woken within Rewarm spins of parking, and at most maxSpinners readers of a process
 // (half its Ps, at least one) poll at a time. Only plain TCP sockets poll; a TLS
 // connection, or a spin of 0 (tcp.spin, nio.spin), reads the connection as it is.
 // docs/PERFORMANCE.md, "Polling reads", has the figures.
 
-// rewarm is how many spins a cold connection's wait may last for it to poll again.
-const rewarm = 4
+// Rewarm is how many spins a cold poller's wait may last for it to poll again.
+const Rewarm = 4
 
 // DefaultSpin is how long a reader polls when the implementation's property does not
 // say.
@@ -59,6 +59,20 @@ var spinners atomic.Int32
 
 // maxSpinners bounds spinners.
 var maxSpinners = int32(max(1, runtime.GOMAXPROCS(0)/2))
+
+// TrySpin claims one of the process's polling slots for a poller of its own (impl/nio's
+// event loops poll through it, SpinReader does too), so that pollers of every kind
+// together keep to maxSpinners; false when all are taken. EndSpin gives the slot back.
+func TrySpin() bool {
+	if spinners.Add(1) <= maxSpinners {
+		return true
+	}
+	spinners.Add(-1)
+	return false
+}
+
+// EndSpin gives back a slot TrySpin claimed.
+func EndSpin() { spinners.Add(-1) }
 
 // SpinReader reads a TCP connection, polling it for up to a spin before parking.
 type SpinReader struct {
@@ -94,13 +108,13 @@ func (s *SpinReader) Read(p []byte) (int, error) {
 	var rerr error
 	var parkedAt time.Time
 	err := s.rc.Read(func(fd uintptr) bool {
-		if s.cold && !parkedAt.IsZero() && time.Since(parkedAt) < rewarm*s.spin {
+		if s.cold && !parkedAt.IsZero() && time.Since(parkedAt) < Rewarm*s.spin {
 			s.cold = false // woken soon after parking: a poll would have caught it
 		}
 		polling := false
 		defer func() {
 			if polling {
-				spinners.Add(-1)
+				EndSpin()
 			}
 		}()
 		var start time.Time
@@ -116,11 +130,11 @@ func (s *SpinReader) Read(p []byte) (int, error) {
 				case polling:
 					s.cold = true // the poll ran out: this connection is slow for now
 				case !s.cold:
-					if spinners.Add(1) <= maxSpinners {
+					if TrySpin() {
 						polling, start = true, time.Now()
 						continue
 					}
-					spinners.Add(-1) // others poll
+					// others poll
 				}
 				parkedAt = time.Now()
 				return false // park in the poller until readable

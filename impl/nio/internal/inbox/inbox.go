@@ -314,10 +314,32 @@ func (b *Inbox) store(p []byte) {
 			return
 		}
 	}
-	c := make([]byte, len(p), max(len(p), inboxChunk))
+	var c []byte
+	if len(p) <= inboxChunk {
+		c = chunkPool.Get().(*[inboxChunk]byte)[:len(p)]
+	} else {
+		c = make([]byte, len(p))
+	}
 	copy(c, p)
 	b.chunks = append(b.chunks, chunk{b: c})
 	b.n += len(p)
+}
+
+// chunkPool holds the inboxChunk buffers of chunks that have been read, so that a
+// connection that brings a small message at a time reuses one instead of allocating
+// one per message; an idle inbox holds none.
+var chunkPool = sync.Pool{New: func() any { return new([inboxChunk]byte) }}
+
+// free gives back what a chunk that has been read or dropped holds: its part of a fill
+// buffer, or its own buffer to chunkPool when it is one of inboxChunk bytes.
+func (c chunk) free() {
+	if c.buf != nil {
+		c.buf.release()
+		return
+	}
+	if cap(c.b) == inboxChunk {
+		chunkPool.Put((*[inboxChunk]byte)(c.b[:inboxChunk]))
+	}
 }
 
 // tailScan is what the scan knows of the message it is in.
@@ -475,7 +497,7 @@ func (b *Inbox) take(p []byte) int {
 		n += k
 		b.off += k
 		if b.off == len(c.b) {
-			c.buf.release()
+			c.free()
 			b.chunks[0] = chunk{}
 			b.chunks = b.chunks[1:]
 			b.off = 0
@@ -494,7 +516,7 @@ func (b *Inbox) discard() {
 	b.mu.Lock()
 	n := b.n
 	for _, c := range b.chunks {
-		c.buf.release()
+		c.free()
 	}
 	b.chunks, b.off, b.n = nil, 0, 0
 	b.mu.Unlock()

@@ -93,7 +93,7 @@ func (b *Inbox) posted(n int) {
 // into a posted slice when a reader waits with one, else (with more set: the
 // transport's own read suggests more bytes wait) into buffers of the inbox's own,
 // kept as chunks without a copy. read is called with the room to fill, again as long
-// as it brings bytes, until it brings none, about fillMax bytes have been read, or
+// as it fills that room, until it brings less, about fillMax bytes have been read, or
 // the inbox is full to its high water (the bytes left in the socket then come
 // through the transport's next Push, which pauses the connection as usual). read must
 // not wait for the network: it returns (0, nil) when nothing more can be read now, and
@@ -119,11 +119,12 @@ func (b *Inbox) FillFrom(read func(p []byte) (int, error), more bool) (full bool
 			return false, nil
 		}
 		if b.post != nil && b.postN < len(b.post) {
-			n, err := b.readPosted(read, fillMax-got)
+			want := min(len(b.post)-b.postN, fillMax-got)
+			n, err := b.readPosted(read, want)
 			b.mu.Unlock()
 			got += n
-			if err != nil || n == 0 {
-				return false, err
+			if err != nil || n < want {
+				return false, err // a short read emptied the socket
 			}
 			more = true // the socket had bytes: there may be more
 			continue
@@ -154,7 +155,9 @@ func (b *Inbox) FillFrom(read func(p []byte) (int, error), more bool) (full bool
 		if err != nil {
 			return full, fmt.Errorf("reading the connection: %w", err)
 		}
-		if n == 0 || full {
+		if n < len(dst) || full {
+			// A short read emptied the socket: bytes that come later make the
+			// transport's poller call again.
 			return full, nil
 		}
 	}

@@ -255,3 +255,80 @@ func TestPostedReadPortClosed(t *testing.T) {
 	}
 	b.discard()
 }
+
+// TestFillFromStopsAfterAShortRead: a read that brings less than the room it was given
+// emptied the socket, so FillFrom asks it no more (the read that would only say
+// "nothing now" is a system call per message), with a read posted or not.
+func TestFillFromStopsAfterAShortRead(t *testing.T) {
+	src := randomBytes(5, 200<<10)
+	reads := 0
+	short := func(p []byte) (int, error) { // a socket that always holds 100 bytes more
+		reads++
+		n := copy(p[:min(len(p), 100)], src)
+		src = src[n:]
+		return n, nil
+	}
+	b := ownedInbox()
+	if _, err := b.FillFrom(short, true); err != nil {
+		t.Fatal(err)
+	}
+	if reads != 1 || b.n != 100 {
+		t.Fatalf("FillFrom without a posted read: %d reads, %d bytes held; want 1 read of 100 bytes", reads, b.n)
+	}
+	b = ownedInbox()
+	want := src[:PostMin]
+	dst := make([]byte, PostMin)
+	done := readAsync(b, dst)
+	waitPosted(t, b)
+	reads = 0
+	if _, err := b.FillFrom(short, true); err != nil {
+		t.Fatal(err)
+	}
+	if reads != 1 {
+		t.Fatalf("FillFrom into a posted read: %d reads after a short one, want 1", reads)
+	}
+	for range PostMin / 100 { // the rest, a short read at a time
+		if _, err := b.FillFrom(short, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(dst, want) {
+		t.Fatal("the posted read got other bytes than the socket gave")
+	}
+}
+
+// TestReadChunksAreReused: the small buffers that hold pushed bytes go back to their
+// pool once read and serve the next pushes; a buffer still holding unread bytes is
+// never handed out, so every byte comes out as it went in, in order.
+func TestReadChunksAreReused(t *testing.T) {
+	b := ownedInbox()
+	src := randomBytes(6, 64<<10)
+	var got []byte
+	p := make([]byte, 3000)
+	for off := 0; off < len(src); {
+		n := min(len(src)-off, 700+off%1900) // pushes that straddle chunks and reads
+		b.Push(src[off : off+n])
+		off += n
+		k, err := b.Read(p[:min(len(p), 1+off%2999)])
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, p[:k]...)
+	}
+	for len(got) < len(src) {
+		k, err := b.Read(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, p[:k]...)
+	}
+	if !bytes.Equal(got, src) {
+		t.Fatal("the bytes came out of the inbox in another order or changed")
+	}
+	if b.n != 0 || b.chunks != nil || b.q.buffered.Load() != 0 {
+		t.Fatalf("the inbox still holds %d bytes in %d chunks (port: %d)", b.n, len(b.chunks), b.q.buffered.Load())
+	}
+}
