@@ -29,7 +29,7 @@ type WriteMessage interface {
 	// Send pushes what was written so far onto the network without ending the message.
 	Send() error
 	// Finish ends the message and returns the bytes it moved (headers included). After
-	// Finish the message must not be used.
+	// Finish the message must not be used: its port may reuse it for a later one.
 	//
 	// Finish returning nil means the message was handed whole to every connection the
 	// port has (on tcp and nio: written to the socket, past any queue), not that a
@@ -81,6 +81,7 @@ type ReadMessage interface {
 	// ReadObject decodes the next object into the value ptr points to.
 	ReadObject(ptr any) error
 	// Finish ends the message, skipping what was not read, and returns its size in bytes.
+	// After Finish the message must not be used: its port may reuse it for a later one.
 	Finish() (int64, error)
 	// Bytes returns the bytes of the message consumed so far.
 	Bytes() int64

@@ -26,12 +26,11 @@ import (
 // end is next, so messages it finished before dying are still received. A new sender's
 // connection request probes the old connection for its goodbye or its end (admit).
 //
-// Locks: mu is a leaf, held only to read or swap conn.
+// conn is atomic, so a Receive takes no lock to find the connection.
 type directSource struct {
 	port    *ReceivePort
-	mu      sync.Mutex
-	conn    *directDelivery // the connection Receive reads, nil between senders
-	arrived chan struct{}   // signals a new connection to a waiting Receive
+	conn    atomic.Pointer[directDelivery] // the connection Receive reads, nil between senders
+	arrived chan struct{}                  // signals a new connection to a waiting Receive
 }
 
 // directDelivery is the delivery of the connection a directSource reads. The
@@ -43,6 +42,12 @@ type directDelivery struct {
 	ended  chan struct{} // closed once the connection is retired
 	once   sync.Once
 	died   atomic.Pointer[error] // the registry reported the sender's instance dead
+	cancel cancelWatch           // ends a cancellable Receive's wait (cancelwatch.go)
+	// msgs are the connection's message objects, used in turn by its Receives (only
+	// the token holder touches them): no message is allocated, and one used after its
+	// Finish (a second Finish, a late read) is still refused until the next but one.
+	msgs [2]readMessage
+	turn uint8
 }
 
 var _ Delivery = (*directDelivery)(nil)
@@ -54,21 +59,17 @@ func directCapable(pt ipl.PortType) bool {
 }
 
 // current returns the connection Receive reads, or nil.
-func (s *directSource) current() *directDelivery {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.conn
-}
+func (s *directSource) current() *directDelivery { return s.conn.Load() }
 
 // serve makes the connection the port's direct connection and parks the transport's
 // goroutine until it ends (or the port closes); then it closes the connection.
 func (d *directDelivery) serve(s DirectStream) {
 	ic, p := d.ic, d.ic.port
 	defer ic.c.Close()
+	defer d.cancel.close()
+	d.cancel.stream = s
 	ic.readFrom(s)
-	d.src.mu.Lock()
-	d.src.conn = d
-	d.src.mu.Unlock()
+	d.src.conn.Store(d)
 	if cause := p.in.deadCause(ic.from.Ibis); cause != nil {
 		// Reported dead between the handshake and now: peerDied missed it.
 		d.died.Store(&cause)
@@ -86,11 +87,7 @@ func (d *directDelivery) serve(s DirectStream) {
 // close.
 func (d *directDelivery) retire(err error) {
 	d.once.Do(func() {
-		d.src.mu.Lock()
-		if d.src.conn == d {
-			d.src.conn = nil
-		}
-		d.src.mu.Unlock()
+		d.src.conn.CompareAndSwap(d, nil)
 		d.ic.port.connEnded(d.ic, err)
 		close(d.ended)
 	})
@@ -150,28 +147,14 @@ func (s *directSource) next(ctx context.Context, stop <-chan struct{}, wait bool
 // it until ctx ends; ended when the connection ended instead.
 func (d *directDelivery) next(ctx context.Context) (m *readMessage, why waitResult, ended bool) {
 	ic, p := d.ic, d.ic.port
-	var err error
 	// Waiting for the next header is an idle connection's wait: only a sender declared
 	// dead is cut there (stall.go).
 	ic.watch.state.Store(waitStart)
 	defer ic.watch.state.Store(waitNone)
-	if ctx.Done() == nil {
-		_, err = d.stream.Peek(serialization.HeaderSize)
-	} else {
-		fired := make(chan struct{})
-		stop := context.AfterFunc(ctx, func() {
-			_ = d.stream.SetReadDeadline(time.Now())
-			close(fired)
-		})
-		_, err = d.stream.Peek(serialization.HeaderSize)
-		if !stop() {
-			<-fired
-			_ = d.stream.SetReadDeadline(time.Time{})
-			if ctx.Err() != nil && (err == nil || errors.Is(err, os.ErrDeadlineExceeded)) {
-				// Peek consumed nothing: the stream is intact for the next Receive.
-				return nil, waitDone, false
-			}
-		}
+	cancelled, err := d.cancel.peek(ctx, serialization.HeaderSize)
+	if cancelled {
+		// Peek consumed nothing: the stream is intact for the next Receive.
+		return nil, waitDone, false
 	}
 	if err == nil {
 		ic.guard.boundary()
@@ -187,7 +170,7 @@ func (d *directDelivery) next(ctx context.Context) (m *readMessage, why waitResu
 		d.retire(err)
 		return nil, 0, true
 	}
-	m = &readMessage{port: p, ic: ic, via: d, seq: -1}
+	m = d.message()
 	if p.numbered {
 		if m.seq, err = ic.rd.ReadInt64(); err != nil {
 			d.retire(err)
@@ -195,6 +178,16 @@ func (d *directDelivery) next(ctx context.Context) (m *readMessage, why waitResu
 		}
 	}
 	return m, gotMessage, false
+}
+
+// message readies the connection's next message object (the two are used in turn);
+// the caller holds the port's token, so the one from the message before last is
+// finished.
+func (d *directDelivery) message() *readMessage {
+	m := &d.msgs[d.turn]
+	d.turn ^= 1
+	*m = readMessage{port: d.ic.port, ic: d.ic, via: d, seq: -1, direct: true}
+	return m
 }
 
 // probeWait bounds how long a probe waits for bytes that are on their way, and

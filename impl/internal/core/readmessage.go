@@ -7,15 +7,20 @@ import (
 	"github.com/ibisgo/ibis/ipl"
 )
 
-// readMessage is the live message of a receive port.
+// readMessage is the live message of a receive port. A direct connection reuses two
+// in turn (deliver_direct.go); its port has no upcalls, and Finish touches no such
+// message once it has freed the port, since the next Receive may reuse it.
 //
 // Locks: mu guards finished and the upcall hand-off; it is never held while the
-// message's bytes are read or its connection is handed back.
+// message's bytes are read or its connection is handed back. A direct message (no
+// upcall can touch it: only the program's goroutine uses it) is finished without it.
 type readMessage struct {
 	port *ReceivePort
 	ic   *inConn
 	via  Delivery // ic's delivery, which Finish hands the message back to
 	seq  int64
+	// direct: read by a Receive on a direct connection, whose port has no upcalls.
+	direct bool
 
 	mu        sync.Mutex
 	finished  bool
@@ -65,13 +70,9 @@ func (m *readMessage) ReadObject(ptr any) error {
 
 // Finish skips what was not read and frees the port.
 func (m *readMessage) Finish() (int64, error) {
-	m.mu.Lock()
-	if m.finished {
-		m.mu.Unlock()
+	if !m.markFinished() {
 		return 0, m.finishedErr()
 	}
-	m.finished = true
-	m.mu.Unlock()
 	// The unread rest is skipped without the lock: it may wait for the sender's bytes.
 	var err error
 	if m.fatal == nil {
@@ -87,12 +88,7 @@ func (m *readMessage) Finish() (int64, error) {
 		m.port.stats.message(n)
 		m.ic.taken.Add(1)
 	}
-	m.mu.Lock()
-	handOff := m.inUpcall
-	if handOff {
-		m.handedOff = true
-	}
-	m.mu.Unlock()
+	handOff := m.handingOff()
 	m.via.Finished(m.fatal)
 	m.port.release(m)
 	if handOff {
@@ -101,6 +97,31 @@ func (m *readMessage) Finish() (int64, error) {
 		m.port.startDispatcher(m.stop)
 	}
 	return n, err
+}
+
+// markFinished marks the message finished; false when it already was.
+func (m *readMessage) markFinished() bool {
+	if !m.direct {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+	}
+	if m.finished {
+		return false
+	}
+	m.finished = true
+	return true
+}
+
+// handingOff reports whether the message is finished inside its upcall, and records
+// that a new dispatcher takes the port over.
+func (m *readMessage) handingOff() bool {
+	if m.direct {
+		return false
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.handedOff = m.inUpcall
+	return m.inUpcall
 }
 
 // Bytes returns the bytes consumed so far.

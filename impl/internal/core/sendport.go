@@ -73,6 +73,12 @@ type SendPort struct {
 	msgConns  []*sendConn
 	msgMissed []bool
 	msgLost   error
+	// connsGen counts the changes of conns and closed (made under mu); msgConns and
+	// msgClosed were copied at generation msgGen, so NewMessage copies them, taking
+	// mu, only after a change.
+	connsGen  atomic.Uint64
+	msgGen    uint64
+	msgClosed bool
 	// cuts are connections whose receiver cut them and said how many messages it
 	// took (a cut notice, cutnotice.go), not yet held against the messages their
 	// Finish handed over: the next Finish, Disconnect or Close does that, once.
@@ -87,6 +93,10 @@ type SendPort struct {
 	closing chan struct{}
 	scratch net.Buffers
 	stats   portStats
+	// msgs are the port's message objects, used in turn by NewMessage (writemessage.go);
+	// only the holder of the token touches them.
+	msgs    [2]writeMessage
+	msgTurn uint8
 }
 
 var _ ipl.SendPort = (*SendPort)(nil)
@@ -337,6 +347,7 @@ func (sp *SendPort) join(ctx context.Context, oc *sendConn, c OutConn, what stri
 	gone, closed := oc.gone.Load(), sp.closed
 	if !gone && !closed {
 		sp.conns = append(sp.conns, oc)
+		sp.connsGen.Add(1)
 		sp.stats.made.Add(1)
 	}
 	oc.mu.Unlock()
@@ -387,6 +398,7 @@ func (sp *SendPort) Disconnect(ctx context.Context, from ipl.ReceivePortIdentifi
 		if sameIbis(c.to.Ibis, from.Ibis) && c.to.Name == from.Name {
 			oc = c
 			sp.conns = append(sp.conns[:i:i], sp.conns[i+1:]...)
+			sp.connsGen.Add(1)
 			break
 		}
 	}
@@ -777,6 +789,7 @@ func (oc *sendConn) lose(cause error, hear bool) error {
 	for i, x := range sp.conns {
 		if x == oc {
 			sp.conns = append(sp.conns[:i:i], sp.conns[i+1:]...)
+			sp.connsGen.Add(1)
 			found = true
 			break
 		}
@@ -849,10 +862,15 @@ func (sp *SendPort) NewMessage(ctx context.Context) (ipl.WriteMessage, error) {
 		}
 		return nil, fmt.Errorf("new message at %s: %w", sp.id, ipl.ErrClosed)
 	}
-	sp.mu.Lock()
-	n, closed := len(sp.conns), sp.closed
-	sp.msgConns = append(sp.msgConns[:0], sp.conns...)
-	sp.mu.Unlock()
+	if sp.connsGen.Load() != sp.msgGen {
+		sp.mu.Lock()
+		sp.msgGen = sp.connsGen.Load()
+		sp.msgClosed = sp.closed
+		clear(sp.msgConns)
+		sp.msgConns = append(sp.msgConns[:0], sp.conns...)
+		sp.mu.Unlock()
+	}
+	n, closed := len(sp.msgConns), sp.msgClosed
 	if cap(sp.msgMissed) < n {
 		sp.msgMissed = make([]bool, n)
 	} else {
@@ -869,7 +887,9 @@ func (sp *SendPort) NewMessage(ctx context.Context) (ipl.WriteMessage, error) {
 		return nil, fmt.Errorf("new message at %s: %w: connect the port first", sp.id, ipl.ErrNotConnected)
 	}
 	sp.w.Reset()
-	m := &writeMessage{sp: sp, w: sp.w, seq: -1}
+	m := &sp.msgs[sp.msgTurn]
+	sp.msgTurn ^= 1
+	*m = writeMessage{sp: sp, w: sp.w, seq: -1}
 	if sp.numbered {
 		m.seq = sp.seq
 		sp.seq++
@@ -913,6 +933,7 @@ func (sp *SendPort) Close() error {
 		return nil
 	}
 	sp.closed = true
+	sp.connsGen.Add(1)
 	close(sp.closing)
 	sp.mu.Unlock()
 	defer sp.in.removeSendPort(sp.name)
@@ -921,6 +942,7 @@ func (sp *SendPort) Close() error {
 	sp.mu.Lock()
 	conns := sp.conns
 	sp.conns = nil
+	sp.connsGen.Add(1)
 	sp.mu.Unlock()
 	if clean {
 		// Each goodbye may wait up to closeGrace for a receiver that does not read:

@@ -25,8 +25,14 @@ func (t token) tryTake() bool {
 }
 
 // take waits for the token until a or b closes (a nil channel never does) and
-// reports whether it got it.
+// reports whether it got it. A free token is taken without a select over all three,
+// which costs a message several times as much.
 func (t token) take(a, b <-chan struct{}) bool {
+	select {
+	case t <- struct{}{}:
+		return true
+	default:
+	}
 	select {
 	case t <- struct{}{}:
 		return true

@@ -8,8 +8,10 @@ import (
 	"github.com/ibisgo/ibis/serialization"
 )
 
-// writeMessage is the live message of a send port. A fresh one is made per message so
-// that a stale reference kept after Finish is refused instead of writing into the next.
+// writeMessage is the live message of a send port. A port has two, used in turn by its
+// messages (SendPort.msgs), so that NewMessage allocates nothing and a message used
+// after its Finish (a second Finish, a late write) is still refused until the next but
+// one; ipl.WriteMessage says that a finished message must not be used.
 type writeMessage struct {
 	sp       *SendPort
 	w        *serialization.Writer
@@ -74,9 +76,10 @@ func (m *writeMessage) Finish() (int64, error) {
 	}
 	// Receivers that cut their connections since: what they threw away, of this
 	// message or of earlier ones, is reported now.
-	err = errors.Join(err, m.sp.takeCuts(nil))
+	err = m.sendError(errors.Join(err, m.sp.takeCuts(nil)))
+	// Nothing touches m once the port is free: a later NewMessage may reuse it.
 	m.sp.release()
-	return n, m.sendError(err)
+	return n, err
 }
 
 func (m *writeMessage) sendError(err error) error {
