@@ -44,20 +44,22 @@ maxp=$(tr ' ' '\n' <<<"$PS" | sort -n | tail -1)
 run() {
   local name=$1 p=$2; shift 2
   local text secs extra
-  text=$("$@" 2>/dev/null) || { echo "$name P=$p failed: $*" >&2; return 1; }
+  # A configuration that fails is reported and left out of the table; the run goes on.
+  text=$("$@" 2>/dev/null) || { echo "$name P=$p FAILED: $*" >&2; return 0; }
   case $name in
     sor*|barneshut*)
       secs=$(sed -n 's/.*-result .*seconds=\([0-9.]*\).*/\1/p' <<<"$text")
       extra=$(sed -n 's/.*-phase name=\([a-z]*\) .* share=\([0-9.]*\)/\1 \2/p' <<<"$text" | awk '{printf "%s%s %.1f%%", (NR>1 ? ", " : ""), $1, 100*$2}')
       extra+="; checksum $(sed -n 's/.*-result .*checksum=\([^ ]*\).*/\1/p' <<<"$text")" ;;
     *)
-      secs=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["seconds"])' <<<"$text")
+      secs=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["seconds"])' <<<"$text" || true)
       extra=$(python3 -c 'import json,sys
 j=json.load(sys.stdin); s=j.get("statistics"); r=j["result"]
 r="nodes %d" % r["nodes"] if "nodes" in r else "fib %d" % r["fib"] if "fib" in r else r
 if s: t=s["total"]; print("idle %.1f%%, %d steals, %.2f attempts/steal; %s" % (100*t["idle_ns"]/1e9/max(j["processes"],1)/j["seconds"], t["steals"], t["steal_attempts"]/max(t["steals"],1), r))
-else: print(r)' <<<"$text") ;;
+else: print(r)' <<<"$text" || true) ;;
   esac
+  [ -n "$secs" ] || { echo "$name P=$p: no time in its output" >&2; return 0; }
   echo "$name $p $secs $extra" >>"$out"
   echo "$name P=$p: ${secs}s ($extra)" >&2
 }

@@ -197,9 +197,11 @@ func runSteps(ctx context.Context, ex exchanger, s *system, cfg *config, progres
 		}
 		if pictures && cfg.imageEvery > 0 && k%cfg.imageEvery == 0 {
 			t1 := time.Now()
+			sim.clock.Stop() // the pictures are not the run's time, nor the phases'
 			if err := picture(framePath(cfg.image, k), k); err != nil {
 				return res, err
 			}
+			sim.clock.Start(phaseUpdate)
 			paused += time.Since(t1)
 		}
 	}

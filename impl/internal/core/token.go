@@ -26,7 +26,8 @@ func (t token) tryTake() bool {
 
 // take waits for the token until a or b closes (a nil channel never does) and
 // reports whether it got it. A free token is taken without a select over all three,
-// which costs a message several times as much.
+// which costs a message several times as much; so a free token is taken even when a
+// or b has already closed (a caller that must honour a cancelled context checks it).
 func (t token) take(a, b <-chan struct{}) bool {
 	select {
 	case t <- struct{}{}:

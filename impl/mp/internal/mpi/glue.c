@@ -86,8 +86,9 @@ void mp_free_table(void) {
 // when Go code waits for the progress lock (mp_yielding). One call for many empty
 // turns saves the cgo crossing of each. With small set, a message found of at most
 // MP_SMALL bytes is received at once into mp_small (MPI_Mrecv): a message that small
-// is there whole when it is matched under the eager protocol of every transport of
-// Open MPI, so the call does not wait, and Go makes no call of its own to receive it.
+// is there whole when it is matched under the eager protocol (Open MPI's TCP and
+// shared-memory transports send up to at least 4 KiB eagerly unless an eager limit is
+// set lower), so the call does not wait, and Go makes no call of its own to receive it.
 int mp_poll(int probe, int n, int turns, int small) {
 	int rc = MPI_SUCCESS, i;
 	MPI_Status st;
@@ -139,9 +140,12 @@ int mp_imrecv(uintptr_t buf, int count, MPI_Message msg, int slot) {
 }
 
 // mp_send_small sends a message of at most MP_SMALL bytes with MPI_Send: that small,
-// it goes under the eager protocol of every transport of Open MPI, so the call returns
-// once MPI has copied it, without waiting for the receiver, and with no request to
-// complete later (and MPI_Send takes Open MPI's shortest path for it).
+// it goes under the eager protocol (as above), so the call returns once MPI has copied
+// it, without waiting for the receiver, and with no request to complete later (and
+// MPI_Send takes Open MPI's shortest path for it). With an eager limit set below
+// MP_SMALL, or a transport out of send buffers, it waits for the receiver inside MPI,
+// progress lock held: the rank's other calls stall until the peer receives (MPI
+// progresses inside the call, so both ends go on).
 int mp_send_small(uintptr_t buf, int count, int dest, int tag) {
 	return MPI_Send((void *)buf, count, MPI_BYTE, dest, tag, mp_comm);
 }
