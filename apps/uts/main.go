@@ -48,7 +48,10 @@ var utsKind *dc.Kind[job, int64]
 
 func init() { utsKind = dc.Define("uts", utsJob) }
 
-// utsJob counts the nodes under j.N, spawning a job for each child.
+// utsJob counts the nodes under j.N, spawning a job for each child that has children
+// of its own. A leaf is counted where it is found: in a binomial tree most nodes are
+// leaves, and a job of one node would cost a thief a steal round trip for a single
+// SHA-1, and its victim a spawn.
 func utsJob(c *dc.Ctx, j job) int64 {
 	n := j.P.children(j.N)
 	if n == 0 {
@@ -59,18 +62,23 @@ func utsJob(c *dc.Ctx, j job) int64 {
 	if n > len(small) {
 		kids = make([]*dc.Future[int64], 0, n)
 	}
+	total := int64(1)
 	for i := range n {
-		kids = append(kids, utsKind.Spawn(c, job{j.P, j.P.child(j.N, i)}))
+		ch := j.P.child(j.N, i)
+		if j.P.children(ch) == 0 {
+			total++
+			continue
+		}
+		kids = append(kids, utsKind.Spawn(c, job{j.P, ch}))
 	}
 	c.Sync()
-	total := int64(1)
 	for _, k := range kids {
 		total += k.Value()
 	}
 	return total
 }
 
-// utsGo is the same search with a goroutine where utsJob spawns.
+// utsGo is the same search with a goroutine where utsJob spawns (leaves inline too).
 func utsGo(p params, nd node) int64 {
 	n := p.children(nd)
 	var total atomic.Int64
@@ -78,6 +86,10 @@ func utsGo(p params, nd node) int64 {
 	var wg sync.WaitGroup
 	for i := range n {
 		child := p.child(nd, i)
+		if p.children(child) == 0 {
+			total.Add(1)
+			continue
+		}
 		wg.Go(func() { total.Add(utsGo(p, child)) })
 	}
 	wg.Wait()
