@@ -119,8 +119,20 @@ func bodyClass(n int) int {
 	return bits.Len(uint(max(n, bodyStart)-1)) - bits.Len(bodyStart-1)
 }
 
+// smallBody is the least buffer a body is read into. A body under bodyStart gets a
+// buffer of its own, of the next power of two from here: an idle connection that
+// has read only small messages (a hello) holds that, not a pooled bodyStart.
+const smallBody = 64
+
 // getBody returns an 8-byte aligned buffer of at least n bytes.
 func getBody(n int) []byte {
+	if n < bodyStart {
+		size := smallBody
+		for size < n {
+			size <<= 1
+		}
+		return AsBytes(make([]uint64, size/8))
+	}
 	k := bodyClass(n)
 	if k < 0 {
 		return AsBytes(make([]uint64, (n+7)/8))
