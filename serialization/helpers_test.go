@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"net"
+	"reflect"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -104,4 +105,14 @@ func get[T any](t testing.TB) func(v T, err error) T {
 		}
 		return v
 	}
+}
+
+// unregister takes t out of Register's registry (tests only: a program never needs to).
+func unregister(t reflect.Type) {
+	registry.Range(func(k, v any) bool {
+		if v.(reflect.Type) == t {
+			registry.Delete(k)
+		}
+		return true
+	})
 }
