@@ -66,6 +66,10 @@ type serverConfig struct {
 	// etcd lists the endpoints of the etcd cluster that holds the pools
 	// (WithEtcdStore); empty: the pools live in this server's memory.
 	etcd []string
+	// etcdTLS secures the connections to etcd (nil: plain gRPC), and
+	// etcdUser and etcdPassword log in to etcd's auth (empty: none).
+	etcdTLS                *tls.Config
+	etcdUser, etcdPassword string
 }
 
 // secretFor is the pool check's lookup: the secret a pool requires (the
@@ -189,6 +193,29 @@ func (c *serverConfig) effective() {
 // docs/REGISTRY-HA.md. An empty list keeps the memory store.
 func WithEtcdStore(endpoints []string) ServerOption {
 	return func(c *serverConfig) { c.etcd = slices.Clone(endpoints) }
+}
+
+// WithEtcdTLS has a front end of WithEtcdStore talk to etcd over TLS with
+// cfg: its RootCAs verify etcd's certificate (etcd's --cert-file, for each
+// endpoint's host name or IP), and a certificate in it answers etcd's
+// --client-cert-auth. nil (the default) is plain gRPC, for an etcd that
+// only the front ends can reach.
+func WithEtcdTLS(cfg *tls.Config) ServerOption {
+	return func(c *serverConfig) {
+		c.etcdTLS = nil
+		if cfg != nil {
+			c.etcdTLS = cfg.Clone()
+		}
+	}
+}
+
+// WithEtcdAuth logs a front end of WithEtcdStore in to etcd as user with
+// password, for an etcd with authentication on (etcdctl auth enable); the
+// user needs read and write permission on the prefix /ibis/registry/. Use
+// it with WithEtcdTLS: etcd's passwords otherwise cross the network in
+// the clear. An empty user (the default) logs in as nobody.
+func WithEtcdAuth(user, password string) ServerOption {
+	return func(c *serverConfig) { c.etcdUser, c.etcdPassword = user, password }
 }
 
 // WithServerLogger sets the logger for connection-level diagnostics (why a

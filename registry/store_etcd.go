@@ -154,6 +154,7 @@ func (e *etcdStore) run() {
 		if e.ctx.Err() != nil {
 			return
 		}
+		err = e.explain(err)
 		e.mu.Lock()
 		e.notReady = fmt.Errorf("no answer from the registry's etcd store: %w", err)
 		e.mu.Unlock()
@@ -186,6 +187,9 @@ func (e *etcdStore) client() (*clientv3.Client, error) {
 		DialKeepAliveTimeout: 2 * time.Second,
 		Logger:               zap.NewNop(),
 		Context:              e.ctx,
+		TLS:                  e.s.cfg.etcdTLS,
+		Username:             e.s.cfg.etcdUser,
+		Password:             e.s.cfg.etcdPassword,
 		// Dial a node that was down again within a second of its
 		// return, not after gRPC's default back-off of up to two minutes.
 		DialOptions: []grpc.DialOption{grpc.WithConnectParams(grpc.ConnectParams{

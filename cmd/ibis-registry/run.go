@@ -63,6 +63,10 @@ type config struct {
 	// (empty: the memory store).
 	store string
 	etcd  []string
+	// How the front end reaches etcd (store.go): TLS files and a login.
+	etcdTLS          tlsconf.Files
+	etcdUser         string
+	etcdPasswordFile string
 
 	// Trust (trust.go): the flags as given; the environment fills in what
 	// they leave empty when the server starts.
@@ -122,6 +126,11 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 		"most members from one IP address, over all pools (0 = no limit)")
 	fs.StringVar(&cfg.store, "store", "memory",
 		"where the pools' state lives: memory (this process) or etcd://`HOST:PORT[,HOST:PORT...]` (an etcd cluster shared by several ibis-registry front ends)")
+	fs.StringVar(&cfg.etcdTLS.CA, "etcd-ca", "", "etcd store: talk to etcd over TLS, checking its certificate against the CA in this PEM `FILE`")
+	fs.StringVar(&cfg.etcdTLS.Cert, "etcd-cert", "", "etcd store: a client certificate, a PEM `FILE`, for an etcd with --client-cert-auth (with -etcd-key)")
+	fs.StringVar(&cfg.etcdTLS.Key, "etcd-key", "", "etcd store: the client certificate's private key, a PEM `FILE`")
+	fs.StringVar(&cfg.etcdUser, "etcd-user", "", "etcd store: log in to etcd's authentication as this `USER` (password from -etcd-password-file or $"+envEtcdPassword+")")
+	fs.StringVar(&cfg.etcdPasswordFile, "etcd-password-file", "", "etcd store: a `FILE` holding -etcd-user's password (default from $"+envEtcdPasswordFile+")")
 	fs.StringVar(&cfg.secretFile, "secret-file", "",
 		"a `FILE` holding the secret of every pool (default from $"+envSecretFile+" or $"+envSecret+"; never on the command line: see below)")
 	fs.StringVar(&cfg.poolSecrets, "pool-secrets", "",
@@ -214,6 +223,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
+	etcdOpts, etcdHow, err := etcdAccess(cfg, getenv)
+	if err != nil {
+		return err
+	}
 	log := newLogger(cfg.verbose, stderr)
 	defer func() { _ = log.Sync() }()
 	out := &lockedWriter{w: stdout}
@@ -237,6 +250,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		registry.WithEtcdStore(cfg.etcd),
 	}
 	opts = append(opts, trust.options...)
+	opts = append(opts, etcdOpts...)
 	if cfg.events {
 		opts = append(opts, registry.WithEventLog(out))
 	}
@@ -250,7 +264,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	go func() { served <- srv.Serve(ln) }()
 	store := "ibis-registry store: memory (this process only)"
 	if len(cfg.etcd) > 0 {
-		store = "ibis-registry store: etcd at " + strings.Join(cfg.etcd, ",") + " (shared with every front end over it)"
+		store = "ibis-registry store: etcd at " + strings.Join(cfg.etcd, ",") + " (shared with every front end over it; " + etcdHow + ")"
 	}
 	if _, err := fmt.Fprintf(out, "ibis-registry listening on %s\n%s\n%s\n", ln.Addr(), trust.headline(), store); err != nil {
 		_ = srv.Close()

@@ -111,6 +111,12 @@ TLS needs all three of -tls-cert, -tls-key and -tls-ca (or $IBIS_TLS_CERT,
 $IBIS_TLS_KEY, $IBIS_TLS_CA); the processes of the pool use certificates of the
 same CA. -max-pools-per-source and -max-members-per-source bound what one IP
 address (loopback included) may hold.
+
+With -store etcd://..., -etcd-ca has the front end speak TLS to etcd, checking
+etcd's certificate against that CA; -etcd-cert and -etcd-key answer etcd's
+--client-cert-auth; -etcd-user logs in to etcd's authentication, with the password
+from -etcd-password-file, $IBIS_ETCD_PASSWORD_FILE or $IBIS_ETCD_PASSWORD (see
+docs/REGISTRY-HA.md).
 `
 
 // usage prints the flags and the notes on trust.

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"go.etcd.io/etcd/client/pkg/v3/transport"
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/zap"
 )
@@ -21,6 +22,17 @@ type EmbeddedOption func(*embeddedConfig)
 type embeddedConfig struct {
 	logger *zap.Logger
 	fsync  bool
+	tls    *transport.TLSInfo
+}
+
+// WithClientTLS has the server take clients over TLS only, with the certificate and
+// key in the PEM files cert and key, and require of each client a certificate signed
+// by the CA in ca (etcd's --cert-file, --key-file, --trusted-ca-file and
+// --client-cert-auth).
+func WithClientTLS(cert, key, ca string) EmbeddedOption {
+	return func(c *embeddedConfig) {
+		c.tls = &transport.TLSInfo{CertFile: cert, KeyFile: key, TrustedCAFile: ca, ClientCertAuth: true}
+	}
 }
 
 // WithLogger sends the embedded server's log to lg (the default discards it).
@@ -74,8 +86,13 @@ func StartEmbedded(t testing.TB, opts ...EmbeddedOption) *EmbeddedServer {
 	// client address is read back from them. A single member never dials its own
 	// peer URL, so advertising port 0 there is harmless.
 	local := url.URL{Scheme: "http", Host: "127.0.0.1:0"}
-	cfg.ListenClientUrls = []url.URL{local}
-	cfg.AdvertiseClientUrls = []url.URL{local}
+	client := local
+	if c.tls != nil {
+		client.Scheme = "https"
+		cfg.ClientTLSInfo = *c.tls
+	}
+	cfg.ListenClientUrls = []url.URL{client}
+	cfg.AdvertiseClientUrls = []url.URL{client}
 	cfg.ListenPeerUrls = []url.URL{local}
 	cfg.AdvertisePeerUrls = []url.URL{local}
 	cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
