@@ -22,8 +22,9 @@ import (
 // etcdStore keeps the pools in etcd as a log of ops: each op is a key of
 // its own under etcdOps, written once (a retried write of the same key is
 // recognised by its version and skipped), and every front end applies
-// the ops in etcd's revision order, read through one watch from the
-// store's first revision. A front end holds a lease with a key under
+// the ops in etcd's revision order: the live keys when its session
+// starts (readLog), then the new ones through one watch. The ops of
+// pools that have ended are deleted (store_etcd_prune.go). A front end holds a lease with a key under
 // etcdFronts; when it ends, the members that front end still owns die.
 // A front end that loses etcd (no answer for stepDown, or its lease gone)
 // drops everything and starts anew: new lease, new name, the log read
@@ -119,7 +120,7 @@ func (e *etcdStore) submit(ctx context.Context, o *op) error {
 	if err != nil {
 		return err
 	}
-	key := fmt.Sprintf("%s%016x/%d", etcdOps, front, e.n.Add(1))
+	key := opKey(o, front, e.n.Add(1))
 	backoff := 50 * time.Millisecond
 	for {
 		cctx, cancel := context.WithTimeout(ctx, etcdWriteTimeout)
@@ -213,7 +214,7 @@ func (e *etcdStore) session() (served bool, err error) {
 	}
 	ctx, cancel := context.WithCancel(e.ctx)
 	defer cancel()
-	epoch, base, err := e.epoch(ctx, cli)
+	epoch, err := e.epoch(ctx, cli)
 	if err != nil {
 		return false, err
 	}
@@ -236,7 +237,25 @@ func (e *etcdStore) session() (served bool, err error) {
 	e.front = front
 	e.mu.Unlock()
 
-	watch := cli.Watch(ctx, etcdPrefix, clientv3.WithPrefix(), clientv3.WithRev(base))
+	kvs, rev, err := readLog(ctx, cli)
+	if err != nil {
+		return false, err
+	}
+	logged := make(map[string]bool) // the pools with ops in the log read
+	for _, kv := range kvs {
+		if pool, ok := opKeyPool(string(kv.Key)); ok {
+			logged[pool] = true
+		}
+		e.applyKV(kv)
+	}
+	kvs = nil
+	pr := newPruner(e, cli)
+	var hw sync.WaitGroup
+	defer hw.Wait()
+	defer cancel()
+	hw.Go(func() { pr.run(ctx) })
+
+	watch := cli.Watch(ctx, etcdPrefix, clientv3.WithPrefix(), clientv3.WithRev(rev+1))
 	// The marker tells when the watch has caught up with the log.
 	cctx, ccancel = context.WithTimeout(ctx, etcdCallTimeout)
 	mark, err := cli.Put(cctx, etcdSync+name, "", clientv3.WithLease(lease.ID))
@@ -245,10 +264,7 @@ func (e *etcdStore) session() (served bool, err error) {
 		return false, fmt.Errorf("etcd: write the catch-up marker: %w", err)
 	}
 	sick := make(chan error, 1)
-	var hw sync.WaitGroup
 	hw.Go(func() { e.health(ctx, cli, lease.ID, sick) })
-	defer hw.Wait()
-	defer cancel()
 	for {
 		select {
 		case err := <-sick:
@@ -258,21 +274,34 @@ func (e *etcdStore) session() (served bool, err error) {
 				return served, fmt.Errorf("etcd watch ended: %w", ctx.Err())
 			}
 			if resp.CompactRevision != 0 {
-				e.log.Error("etcd has compacted away part of the registry's log: turn etcd's auto-compaction off "+
-					"(a front end reads the whole log when it starts)", zap.Int64("compacted", resp.CompactRevision),
-					zap.Int64("logStart", base))
+				// The watch fell behind etcd's compaction: what it missed is
+				// gone, so the session starts again from the live keys.
+				return served, fmt.Errorf("etcd compacted its history past this front end's watch (revision %d): reading the log again",
+					resp.CompactRevision)
 			}
 			if err := resp.Err(); err != nil {
 				return served, fmt.Errorf("etcd watch: %w", err)
 			}
 			for _, ev := range resp.Events {
-				caughtUp, err := e.event(ev, front, mark.Header.Revision)
+				caughtUp, err := e.event(ev, front, mark.Header.Revision, pr)
 				if err != nil {
 					return served, err
 				}
 				if caughtUp {
 					served = true
 					e.serve(ctx, cli, front)
+					// Pools whose ops outlived them (their front end ended
+					// before it deleted them) are deleted now.
+					e.s.mu.Lock()
+					var ended []string
+					for pool := range logged {
+						if e.s.pools[pool] == nil {
+							ended = append(ended, pool)
+						}
+					}
+					e.s.mu.Unlock()
+					pr.add(ended, rev)
+					logged = nil
 				}
 			}
 		}
@@ -280,8 +309,8 @@ func (e *etcdStore) session() (served bool, err error) {
 }
 
 // epoch reads the store's epoch, creating it if this is the first front
-// end ever, and the revision the log begins at.
-func (e *etcdStore) epoch(ctx context.Context, cli *clientv3.Client) (epoch uint64, base int64, err error) {
+// end ever.
+func (e *etcdStore) epoch(ctx context.Context, cli *clientv3.Client) (epoch uint64, err error) {
 	ctx, cancel := context.WithTimeout(ctx, etcdCallTimeout)
 	defer cancel()
 	fresh := strconv.FormatUint(rand.Uint64()|1, 16)
@@ -291,41 +320,36 @@ func (e *etcdStore) epoch(ctx context.Context, cli *clientv3.Client) (epoch uint
 		Else(clientv3.OpGet(etcdEpochKey)).
 		Commit()
 	if err != nil {
-		return 0, 0, fmt.Errorf("etcd: read the registry's epoch: %w", err)
+		return 0, fmt.Errorf("etcd: read the registry's epoch: %w", err)
 	}
 	if resp.Succeeded {
 		epoch, _ = strconv.ParseUint(fresh, 16, 64)
-		return epoch, resp.Header.Revision, nil
+		return epoch, nil
 	}
 	kvs := resp.Responses[0].GetResponseRange().GetKvs()
 	if len(kvs) != 1 {
-		return 0, 0, fmt.Errorf("etcd: the registry's epoch vanished")
+		return 0, fmt.Errorf("etcd: the registry's epoch vanished")
 	}
 	epoch, err = strconv.ParseUint(string(kvs[0].Value), 16, 64)
 	if err != nil || epoch == 0 {
-		return 0, 0, fmt.Errorf("etcd: the registry's epoch %q is not a nonzero hex number", kvs[0].Value)
+		return 0, fmt.Errorf("etcd: the registry's epoch %q is not a nonzero hex number", kvs[0].Value)
 	}
-	return epoch, kvs[0].CreateRevision, nil
+	return epoch, nil
 }
 
 // event applies one change of the log. It reports when the watch reaches
 // this session's catch-up marker, and fails when this front end's lease
 // has ended.
-func (e *etcdStore) event(ev *clientv3.Event, front uint64, mark int64) (caughtUp bool, err error) {
+func (e *etcdStore) event(ev *clientv3.Event, front uint64, mark int64, pr *pruner) (caughtUp bool, err error) {
 	key := string(ev.Kv.Key)
 	switch {
 	case strings.HasPrefix(key, etcdOps):
 		if ev.Type != mvccpb.PUT || ev.Kv.Version != 1 {
-			return false, nil // a retried write: applied the first time
+			return false, nil // a retried write (applied the first time), or a pool's ops pruned
 		}
-		o, err := decodeOp(ev.Kv.Value)
-		if err != nil {
-			e.log.Error("skipping an op that cannot be read", zap.String("key", key), zap.Error(err))
-			return false, nil
+		if o, ended := e.applyKV(ev.Kv); o != nil && o.front == front {
+			pr.add(ended, ev.Kv.ModRevision)
 		}
-		e.s.mu.Lock()
-		e.s.apply(o)
-		e.s.mu.Unlock()
 	case strings.HasPrefix(key, etcdFronts) && ev.Type == mvccpb.DELETE:
 		gone, err := strconv.ParseUint(key[len(etcdFronts):], 16, 64)
 		if err != nil {
@@ -341,6 +365,17 @@ func (e *etcdStore) event(ev *clientv3.Event, front uint64, mark int64) (caughtU
 		return true, nil
 	}
 	return false, nil
+}
+
+// applyKV applies the op in kv and returns it, with the pools it ended or
+// found absent (nil for bytes that are no op).
+func (e *etcdStore) applyKV(kv *mvccpb.KeyValue) (*op, []string) {
+	o, err := decodeOp(kv.Value)
+	if err != nil {
+		e.log.Error("skipping an op that cannot be read", zap.String("key", string(kv.Key)), zap.Error(err))
+		return nil, nil
+	}
+	return o, e.applyLogged(o)
 }
 
 // serve opens the front end for joins once it has read the log, and
