@@ -55,8 +55,9 @@
 // requests (MPI_Testsome), so a waiting receiver finds its own message with no other
 // thread involved. A waiter makes up to 64 empty polls in one cgo call, and a
 // message of at most 1 KiB is received in the same call that found it (MPI_Mrecv);
-// a packet of at most 1 KiB is sent with MPI_Send, done when the call returns, larger
-// small ones from pooled buffers with MPI_Isend. An engine goroutine, locked to the OS thread that initialised MPI
+// a packet of at most 1 KiB is sent with MPI_Isend from the connection's own buffer
+// and tested once, which finds it done under the eager protocol (else the request is
+// left to the polls, and the buffer to it), larger small ones from pooled buffers. An engine goroutine, locked to the OS thread that initialised MPI
 // and finalises it, polls when nobody else does: it stands by while goroutines poll
 // as above and for mp.spin (10ms) after one last found its answer, unless a goroutine
 // is blocked waiting for MPI; then, and otherwise, it keeps polling for mp.spin after

@@ -27,7 +27,7 @@ type outStream struct {
 	c    uint32 // set under the engine's progress lock before the request is sent
 	lost func(error)
 
-	// tiny is the gather buffer of messages sent with MPI_Send (smallsend.go); only
+	// tiny is the gather buffer of small messages (smallsend.go); only
 	// the connection's writer uses it (core never writes to one connection from two
 	// goroutines at once).
 	tiny []byte

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
 	"testing"
 	"time"
 
@@ -27,12 +28,30 @@ func TestMessageSizesUnderMPIRun(t *testing.T) {
 		t.Setenv(mpitest.EnvArgs, "--mca pml ob1 --mca btl self,tcp")
 		mpitest.Run(t, 2, "^TestMessageSizesRank$", 90*time.Second)
 	})
+	// An eager limit below the small messages: they are not done when sent, and both
+	// ranks send at once.
+	t.Run("vader-eager-256", func(t *testing.T) {
+		t.Setenv(mpitest.EnvArgs, "--mca pml ob1 --mca btl self,vader --mca btl_vader_eager_limit 256")
+		mpitest.Run(t, 2, "^TestMessageSizesRank$", 90*time.Second)
+	})
 }
 
-// sizeCycle are the byte counts of the arrays of successive messages.
-var sizeCycle = []int{1, 0, 3, 1000, 1010, 1011, 1012, 1024, 1025, 2000, 4090, 4100, 9000, 70_000, 5, 40_000, 7}
+// The same streams from a rank to itself, through MPI's self transport, whose eager
+// limit (1 KiB with the header) is below the largest message the engine sends with a
+// blocking MPI_Send.
+func TestMessageSizesToSelfUnderMPIRun(t *testing.T) {
+	t.Setenv(selfEnv, "1")
+	t.Setenv(mpitest.EnvArgs, "--mca pml ob1 --mca btl self,vader")
+	mpitest.Run(t, 1, "^TestMessageSizesRank$", 90*time.Second)
+}
 
-const sizeMessages = 3 * 17 * 20
+// selfEnv has TestMessageSizesRank send to its own rank.
+const selfEnv = "IBIS_MP_TEST_SELF"
+
+// sizeCycle are the byte counts of the arrays of successive messages.
+var sizeCycle = []int{1, 0, 3, 940, 980, 1000, 1005, 1010, 1011, 1012, 1024, 1025, 2000, 4090, 4100, 9000, 70_000, 5, 40_000, 7}
+
+var sizeMessages = 3 * len(sizeCycle) * 20
 
 // fill is the content of message i's array of n bytes.
 func fill(i, n int) []byte {
@@ -58,9 +77,13 @@ func TestMessageSizesRank(t *testing.T) {
 	if err := ib.Registry().WaitUntilPoolClosed(ctx); err != nil {
 		t.Fatal(err)
 	}
+	peerRank := 1 - rank
+	if os.Getenv(selfEnv) != "" {
+		peerRank = rank
+	}
 	var peer ipl.IbisIdentifier
 	for _, m := range ib.Registry().Members() {
-		if m.Address == fmt.Sprintf("mpi:%d", 1-rank) {
+		if m.Address == fmt.Sprintf("mpi:%d", peerRank) {
 			peer = m
 		}
 	}

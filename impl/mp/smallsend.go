@@ -16,9 +16,10 @@ import (
 // gathered message (most messages of a request/reply program) is copied into a
 // pooled buffer and handed to the engine in one call, with no closure, no list of
 // messages and no fresh buffer per packet. A tiny one (up to mpi.InlineMax) goes
-// with MPI_Send from a buffer of the stream's own, when MPI is serialized: no
-// request, pin, slot or pooled buffer at all. When its credit or a send slot is not
-// there at once, WritePacket takes its general path, which waits for them.
+// from a buffer of the stream's own, when MPI is serialized: no request, pin, slot
+// or pooled buffer at all when MPI is done with it at once (mpi.Engine.SendSmall),
+// the usual case. When its credit or a send slot is not there at once, WritePacket
+// takes its general path, which waits for them.
 
 // sendBuf is a gathered message on its way: the copy MPI sends from, and what its
 // completion gives back (its send slot, itself to the pool).
@@ -65,17 +66,21 @@ func (out *outStream) writeSmall(bufs net.Buffers, n int) (sent bool, err error)
 		return false, nil
 	}
 	if n <= mpi.InlineMax && t.eng.Serialized() {
-		// Tiny: sent by MPI_Send from the stream's own gather buffer, done on return.
+		// Tiny: sent from the stream's own gather buffer, as a rule done on return.
 		out.tiny = out.tiny[:0]
 		for _, b := range bufs {
 			out.tiny = append(out.tiny, b...)
 		}
-		if _, err := t.eng.SendSmall(out.peer, fwdTag(out.c), out.tiny); err != nil {
+		_, pending, err := t.eng.SendSmall(out.peer, fwdTag(out.c), out.tiny, t.lateSmall)
+		if err != nil {
 			out.refund(charge(n))
 			if errors.Is(err, mpi.ErrStopped) {
 				err = ipl.ErrClosed
 			}
 			return true, fmt.Errorf("mp: writing to rank %d: %w", out.peer, err)
+		}
+		if pending {
+			out.tiny = nil // MPI still reads it: the next message gets a buffer of its own
 		}
 		return true, nil
 	}

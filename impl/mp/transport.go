@@ -57,6 +57,8 @@ type transport struct {
 
 	acc   core.Acceptor
 	slots chan struct{}
+	// lateSmall completes the small sends MPI did not finish at once (smallsend.go).
+	lateSmall mpi.Completion
 
 	// mu guards the sets of live streams and the closing. Lock order: mu is a leaf,
 	// never held while waiting for the engine or a stream (Close collects the streams
@@ -85,7 +87,7 @@ var tombstone = &inStream{}
 
 func newTransport(eng *mpi.Engine, log *zap.Logger, embedded *registry.Server, o options) *transport {
 	w := eng.World()
-	return &transport{
+	t := &transport{
 		eng:       eng,
 		world:     w,
 		log:       log,
@@ -100,6 +102,16 @@ func newTransport(eng *mpi.Engine, log *zap.Logger, embedded *registry.Server, o
 		inByKey:   map[uint64]*inStream{},
 		outByKey:  map[uint64]*outStream{},
 		cancelled: map[uint64]struct{}{},
+	}
+	t.lateSmall = mpi.Func(t.smallSent)
+	return t
+}
+
+// smallSent is told when a small send that MPI did not finish at once has ended
+// (under the engine's progress lock).
+func (t *transport) smallSent(err error) {
+	if err != nil {
+		t.log.Warn("a send failed", zap.Error(err))
 	}
 }
 

@@ -298,26 +298,44 @@ func (e *Engine) Send(dest, tag int, buf []byte, done Completion) bool {
 	return true
 }
 
-// SendSmall sends buf, at most InlineMax bytes, to rank dest with tag at once (MPI_Send,
-// which returns once MPI has copied so small a message) and reports how it went;
-// when MPI is serialized only (ok false otherwise, or for a larger buf: use Send).
-// Messages to one rank are matched there in the order they were sent, whatever the
-// call.
-func (e *Engine) SendSmall(dest, tag int, buf []byte) (ok bool, err error) {
+// SendSmall sends buf, at most InlineMax bytes, to rank dest with tag and reports how
+// it went; when MPI is serialized only (ok false otherwise, or for a larger buf: use
+// Send). It starts MPI_Isend and tests it once: a message this small goes under the
+// eager protocol on the usual transports, so MPI is done with it at once (by Open
+// MPI's shortest path, the same as MPI_Send's) and nothing is left to complete. Where
+// it is not (a rank's own self transport, whose 1 KiB eager limit counts the header;
+// an eager limit set lower; no send buffers), the request stays for the progress
+// loop, pending reports it, buf must not change until late is told (under the
+// progress lock), and the caller goes on: a blocking send would hold the progress
+// lock until the receiver had received, which on this rank needs the lock, and on
+// another may be blocked in a send to this one. Messages to one rank are matched
+// there in the order they were sent, whatever the call.
+func (e *Engine) SendSmall(dest, tag int, buf []byte, late Completion) (ok, pending bool, err error) {
 	if !e.serialized || len(buf) > InlineMax {
-		return false, nil
+		return false, false, nil
 	}
 	e.lockProgress()
 	defer e.progress.Unlock()
 	if e.ended.Load() {
-		return true, ErrStopped
+		return true, false, ErrStopped
 	}
-	rc := C.mp_send_small(ptr(buf), C.int(len(buf)), C.int(dest), C.int(tag))
-	runtime.KeepAlive(buf) // passed as an address: MPI_Send is done with it on return
-	if err := check("MPI_Send", rc); err != nil {
-		return true, fmt.Errorf("sending %d bytes to rank %d: %w", len(buf), dest, err)
+	if len(e.reqs) == e.capReqs {
+		e.grow(2 * e.capReqs)
 	}
-	return true, nil
+	slot := len(e.reqs) // taken only if the send is not done at once
+	rc := C.mp_isend(ptr(buf), C.int(len(buf)), C.int(dest), C.int(tag), C.int(slot))
+	runtime.KeepAlive(buf) // passed as an address
+	if err := check("MPI_Isend", rc); err != nil {
+		return true, false, fmt.Errorf("sending %d bytes to rank %d: %w", len(buf), dest, err)
+	}
+	if C.mp_done != 0 {
+		return true, false, nil
+	}
+	// MPI holds on to buf: pinned for the request, which the progress loop completes.
+	e.reqs = append(e.reqs, request{pin: e.loop.pin(buf), done: late, send: true})
+	e.sends++
+	e.activeAt.Store(time.Now().UnixNano())
+	return true, true, nil
 }
 
 // lockProgress takes the progress lock for Do. When a goroutine in Await holds it in a

@@ -139,17 +139,6 @@ int mp_imrecv(uintptr_t buf, int count, MPI_Message msg, int slot) {
 	return MPI_Test(&mp_reqs[slot], &mp_done, MPI_STATUS_IGNORE);
 }
 
-// mp_send_small sends a message of at most MP_SMALL bytes with MPI_Send: that small,
-// it goes under the eager protocol (as above), so the call returns once MPI has copied
-// it, without waiting for the receiver, and with no request to complete later (and
-// MPI_Send takes Open MPI's shortest path for it). With an eager limit set below
-// MP_SMALL, or a transport out of send buffers, it waits for the receiver inside MPI,
-// progress lock held: the rank's other calls stall until the peer receives (MPI
-// progresses inside the call, so both ends go on).
-int mp_send_small(uintptr_t buf, int count, int dest, int tag) {
-	return MPI_Send((void *)buf, count, MPI_BYTE, dest, tag, mp_comm);
-}
-
 int mp_ibarrier(int slot) { return MPI_Ibarrier(mp_comm, &mp_reqs[slot]); }
 
 int mp_ibcast(uintptr_t buf, int count, int slot) {

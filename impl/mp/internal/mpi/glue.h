@@ -38,7 +38,6 @@ void mp_free_table(void);
 int mp_poll(int probe, int n, int turns, int small);
 int mp_isend(uintptr_t buf, int count, int dest, int tag, int slot);
 int mp_imrecv(uintptr_t buf, int count, MPI_Message msg, int slot);
-int mp_send_small(uintptr_t buf, int count, int dest, int tag);
 int mp_ibarrier(int slot);
 int mp_ibcast(uintptr_t buf, int count, int slot);
 void mp_error_string(int code, char *out, int cap);
