@@ -1,13 +1,9 @@
 package registry_test
 
 import (
-	"crypto/tls"
 	"strings"
 	"testing"
 	"time"
-
-	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.uber.org/zap"
 
 	"github.com/ibisgo/ibis/internal/etcdtest"
 	"github.com/ibisgo/ibis/internal/tlsconf"
@@ -19,20 +15,12 @@ import (
 // prefix alone; and one that gets any of it wrong never serves, its Ready saying
 // what etcd refused.
 func TestEtcdOverTLSWithLogin(t *testing.T) {
-	files, err := tlsconf.Generate(t.TempDir(), time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
+	eps, files, tc := etcdtest.EmbeddedTLS(t)
 	stranger, err := tlsconf.Generate(t.TempDir(), time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
-	eps := etcdtest.Embedded(t, etcdtest.WithClientTLS(files.Cert, files.Key, files.CA))
-	tc, err := files.Etcd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	enableAuth(t, eps, tc, "ibis", "s3cret")
+	etcdtest.EnableAuth(t, eps, tc, "ibis", "s3cret", "/ibis/registry/")
 
 	good := startReady(t, registry.WithEtcdStore(eps), registry.WithEtcdTLS(tc), registry.WithEtcdAuth("ibis", "s3cret"))
 	m := join(t, good, "tls")
@@ -78,36 +66,5 @@ func TestEtcdOverTLSWithLogin(t *testing.T) {
 				time.Sleep(10 * time.Millisecond)
 			}
 		})
-	}
-}
-
-// enableAuth turns etcd's authentication on with a root user and a user allowed
-// to read and write the registry's prefix only.
-func enableAuth(t *testing.T, eps []string, tc *tls.Config, user, password string) {
-	t.Helper()
-	cli, err := clientv3.New(clientv3.Config{Endpoints: eps, TLS: tc, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cli.Close()
-	ctx := testContext(t)
-	steps := []func() error{
-		func() error { _, err := cli.RoleAdd(ctx, "root"); return err },
-		func() error { _, err := cli.UserAdd(ctx, "root", "root-"+password); return err },
-		func() error { _, err := cli.UserGrantRole(ctx, "root", "root"); return err },
-		func() error { _, err := cli.RoleAdd(ctx, "ibis-registry"); return err },
-		func() error {
-			_, err := cli.RoleGrantPermission(ctx, "ibis-registry", "/ibis/registry/", clientv3.GetPrefixRangeEnd("/ibis/registry/"),
-				clientv3.PermissionType(clientv3.PermReadWrite))
-			return err
-		},
-		func() error { _, err := cli.UserAdd(ctx, user, password); return err },
-		func() error { _, err := cli.UserGrantRole(ctx, user, "ibis-registry"); return err },
-		func() error { _, err := cli.AuthEnable(ctx); return err },
-	}
-	for i, step := range steps {
-		if err := step(); err != nil {
-			t.Fatalf("etcd auth setup, step %d: %v", i, err)
-		}
 	}
 }

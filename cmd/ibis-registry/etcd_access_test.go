@@ -9,9 +9,6 @@ import (
 	"testing"
 	"time"
 
-	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.uber.org/zap"
-
 	"github.com/ibisgo/ibis/internal/etcdtest"
 	"github.com/ibisgo/ibis/internal/tlsconf"
 	"github.com/ibisgo/ibis/registry"
@@ -24,32 +21,10 @@ func env(m map[string]string) func(string) string { return func(k string) string
 // reaches an etcd that takes TLS clients with certificates of its CA only and has
 // its authentication on, and says so at start.
 func TestRunReachesEtcdOverTLSWithLogin(t *testing.T) {
-	files, err := tlsconf.Generate(t.TempDir(), time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
-	eps := etcdtest.Embedded(t, etcdtest.WithClientTLS(files.Cert, files.Key, files.CA))
-	tc, err := files.Etcd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cli, err := clientv3.New(clientv3.Config{Endpoints: eps, TLS: tc, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	eps, files, tc := etcdtest.EmbeddedTLS(t)
+	etcdtest.EnableAuth(t, eps, tc, "root", "pw", "")
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	for _, step := range []func() error{
-		func() error { _, err := cli.RoleAdd(ctx, "root"); return err },
-		func() error { _, err := cli.UserAdd(ctx, "root", "pw"); return err },
-		func() error { _, err := cli.UserGrantRole(ctx, "root", "root"); return err },
-		func() error { _, err := cli.AuthEnable(ctx); return err },
-	} {
-		if err := step(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	cli.Close()
 	pwFile := filepath.Join(t.TempDir(), "etcd-password")
 	if err := os.WriteFile(pwFile, []byte("pw\n"), 0o600); err != nil {
 		t.Fatal(err)
