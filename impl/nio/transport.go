@@ -204,7 +204,7 @@ func (t *transport) Dial(ctx context.Context, addr string, req *core.Request, lo
 		if err := t.g.Watch(c, lost); err != nil {
 			return nil, nil, err
 		}
-		return sockets.BlockingOut{C: c}, rep, nil
+		return sockets.NewBlockingOut(c), rep, nil
 	}
 	t.g.Untrack(c)
 	eng, err := t.engineFor(flavour)

@@ -100,7 +100,7 @@ func (t *transport) Dial(ctx context.Context, addr string, req *core.Request, lo
 	if err := t.g.Watch(c, lost); err != nil {
 		return nil, nil, err
 	}
-	return sockets.BlockingOut{C: c}, rep, nil
+	return sockets.NewBlockingOut(c), rep, nil
 }
 
 func (t *transport) Close() error { return t.g.Close(t.ln) }

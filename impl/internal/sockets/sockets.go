@@ -256,21 +256,32 @@ func SetNoDelay(c net.Conn) {
 	}
 }
 
-// BlockingOut is the send side of a connection the sender's goroutine writes itself.
-type BlockingOut struct{ C net.Conn }
+// BlockingOut is the send side of a connection the sender's goroutine writes itself
+// (one write at a time, as core writes a connection).
+type BlockingOut struct {
+	C net.Conn
+	// bufs holds the packets of the write under way: net.Buffers.WriteTo takes a
+	// pointer, which to a parameter would cost an allocation per write.
+	bufs net.Buffers
+}
+
+// NewBlockingOut returns the send side of c.
+func NewBlockingOut(c net.Conn) *BlockingOut { return &BlockingOut{C: c} }
 
 // WritePacket writes the packets with one vectored write where the system allows.
-func (o BlockingOut) WritePacket(bufs net.Buffers) error {
-	_, err := bufs.WriteTo(o.C)
+func (o *BlockingOut) WritePacket(bufs net.Buffers) error {
+	o.bufs = bufs
+	_, err := o.bufs.WriteTo(o.C)
+	o.bufs = nil
 	return err
 }
 
 // Close closes the socket.
-func (o BlockingOut) Close() error { return o.C.Close() }
+func (o *BlockingOut) Close() error { return o.C.Close() }
 
 // Pending reports how many bytes the receiver wrote that are still unread (a cut
 // notice the watch has not taken yet); core's PendingCounter.
-func (o BlockingOut) Pending() (int, bool) { return KernelPending(o.C) }
+func (o *BlockingOut) Pending() (int, bool) { return KernelPending(o.C) }
 
 // BlockingIn is the handle of an incoming connection a goroutine reads.
 type BlockingIn struct{ C net.Conn }

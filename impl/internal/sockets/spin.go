@@ -74,12 +74,21 @@ func TrySpin() bool {
 // EndSpin gives back a slot TrySpin claimed.
 func EndSpin() { spinners.Add(-1) }
 
-// SpinReader reads a TCP connection, polling it for up to a spin before parking.
+// SpinReader reads a TCP connection, polling it for up to a spin before parking. One
+// goroutine reads it at a time.
 type SpinReader struct {
 	c    *net.TCPConn
 	rc   syscall.RawConn
 	spin time.Duration
 	cold bool // the last poll ran out: park at once until a wait is short
+
+	// The read under way, kept here so that the function given to the raw
+	// connection (readFd, bound once) needs no closure allocated per read.
+	readFd   func(fd uintptr) bool
+	p        []byte
+	n        int
+	rerr     error
+	parkedAt time.Time
 }
 
 // NewSpinReader returns a reader of c that polls for up to spin before it parks, or c
@@ -94,7 +103,9 @@ func NewSpinReader(c net.Conn, spin time.Duration) io.Reader {
 	if err != nil {
 		return c
 	}
-	return &SpinReader{c: tc, rc: rc, spin: spin}
+	s := &SpinReader{c: tc, rc: rc, spin: spin}
+	s.readFd = s.poll
+	return s
 }
 
 // Read reads what the socket holds, polling for up to the spin while it holds
@@ -104,49 +115,10 @@ func (s *SpinReader) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	var n int
-	var rerr error
-	var parkedAt time.Time
-	err := s.rc.Read(func(fd uintptr) bool {
-		if s.cold && !parkedAt.IsZero() && time.Since(parkedAt) < Rewarm*s.spin {
-			s.cold = false // woken soon after parking: a poll would have caught it
-		}
-		polling := false
-		defer func() {
-			if polling {
-				EndSpin()
-			}
-		}()
-		var start time.Time
-		for {
-			m, err := syscall.Read(int(fd), p)
-			switch {
-			case err == syscall.EINTR:
-				continue
-			case err == syscall.EAGAIN:
-				switch {
-				case polling && time.Since(start) < s.spin:
-					continue
-				case polling:
-					s.cold = true // the poll ran out: this connection is slow for now
-				case !s.cold:
-					if TrySpin() {
-						polling, start = true, time.Now()
-						continue
-					}
-					// others poll
-				}
-				parkedAt = time.Now()
-				return false // park in the poller until readable
-			case err != nil:
-				rerr = os.NewSyscallError("read", err)
-			case m == 0:
-				rerr = io.EOF
-			}
-			n = max(m, 0)
-			return true
-		}
-	})
+	s.p, s.n, s.rerr, s.parkedAt = p, 0, nil, time.Time{}
+	err := s.rc.Read(s.readFd)
+	n, rerr := s.n, s.rerr
+	s.p, s.rerr = nil, nil
 	if err != nil {
 		return 0, err
 	}
@@ -154,4 +126,47 @@ func (s *SpinReader) Read(p []byte) (int, error) {
 		rerr = &net.OpError{Op: "read", Net: "tcp", Source: s.c.LocalAddr(), Addr: s.c.RemoteAddr(), Err: rerr}
 	}
 	return n, rerr
+}
+
+// poll is the raw connection's read function for Read: it reads s.p into s.n and
+// s.rerr, polling while the socket holds nothing, and reports false to park.
+func (s *SpinReader) poll(fd uintptr) bool {
+	if s.cold && !s.parkedAt.IsZero() && time.Since(s.parkedAt) < Rewarm*s.spin {
+		s.cold = false // woken soon after parking: a poll would have caught it
+	}
+	polling := false
+	defer func() {
+		if polling {
+			EndSpin()
+		}
+	}()
+	var start time.Time
+	for {
+		m, err := syscall.Read(int(fd), s.p)
+		switch {
+		case err == syscall.EINTR:
+			continue
+		case err == syscall.EAGAIN:
+			switch {
+			case polling && time.Since(start) < s.spin:
+				continue
+			case polling:
+				s.cold = true // the poll ran out: this connection is slow for now
+			case !s.cold:
+				if TrySpin() {
+					polling, start = true, time.Now()
+					continue
+				}
+				// others poll
+			}
+			s.parkedAt = time.Now()
+			return false // park in the poller until readable
+		case err != nil:
+			s.rerr = os.NewSyscallError("read", err)
+		case m == 0:
+			s.rerr = io.EOF
+		}
+		s.n = max(m, 0)
+		return true
+	}
 }
