@@ -121,10 +121,24 @@ func (e *etcdStore) submit(ctx context.Context, o *op) error {
 		return err
 	}
 	key := opKey(o, front, e.n.Add(1))
+	put := func(ctx context.Context) error {
+		_, err := cli.Put(ctx, key, string(val))
+		return err
+	}
+	if o.kind == opFrontGone {
+		// Every front end that sees a lease end reports it; the first report
+		// is the one op, the others write nothing.
+		key = frontGoneKey(o.gone)
+		put = func(ctx context.Context) error {
+			_, err := cli.Txn(ctx).If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
+				Then(clientv3.OpPut(key, string(val))).Commit()
+			return err
+		}
+	}
 	backoff := 50 * time.Millisecond
 	for {
 		cctx, cancel := context.WithTimeout(ctx, etcdWriteTimeout)
-		_, err := cli.Put(cctx, key, string(val))
+		err := put(cctx)
 		cancel()
 		switch {
 		case err == nil:
@@ -155,11 +169,18 @@ func (e *etcdStore) run() {
 		if e.ctx.Err() != nil {
 			return
 		}
-		err = e.explain(err)
 		e.mu.Lock()
 		e.notReady = fmt.Errorf("no answer from the registry's etcd store: %w", err)
 		e.mu.Unlock()
 		e.s.storeLost(err)
+		// Not serving already; now what a probe of etcd adds, for Ready and the log
+		// (the next session starts only after this).
+		if why := e.explain(err); why != err {
+			err = why
+			e.mu.Lock()
+			e.notReady = fmt.Errorf("no answer from the registry's etcd store: %w", err)
+			e.mu.Unlock()
+		}
 		e.log.Warn("cannot use etcd: not serving (members move, joins are refused) until it answers",
 			zap.Strings("endpoints", e.endpoints), zap.Error(err))
 		if served {
@@ -237,22 +258,32 @@ func (e *etcdStore) session() (served bool, err error) {
 	e.front = front
 	e.mu.Unlock()
 
+	// The lease is kept alive from here on, while the log is read too.
+	sick := make(chan error, 1)
+	var hw sync.WaitGroup
+	defer hw.Wait()
+	defer cancel()
+	hw.Go(func() { e.health(ctx, cli, lease.ID, sick) })
+
 	kvs, rev, err := readLog(ctx, cli)
 	if err != nil {
 		return false, err
 	}
-	logged := make(map[string]bool) // the pools with ops in the log read
+	pr := newPruner(e, cli)
+	touched := make(map[string]bool) // the pools of the ops applied before catching up
 	for _, kv := range kvs {
-		if pool, ok := opKeyPool(string(kv.Key)); ok {
-			logged[pool] = true
+		if o, _ := e.applyKV(kv, pr); o != nil {
+			if pool := opPool(o); pool != "" {
+				touched[pool] = true
+			}
 		}
-		e.applyKV(kv)
 	}
 	kvs = nil
-	pr := newPruner(e, cli)
-	var hw sync.WaitGroup
-	defer hw.Wait()
-	defer cancel()
+	select {
+	case err := <-sick:
+		return false, err
+	default:
+	}
 	hw.Go(func() { pr.run(ctx) })
 
 	watch := cli.Watch(ctx, etcdPrefix, clientv3.WithPrefix(), clientv3.WithRev(rev+1))
@@ -263,8 +294,6 @@ func (e *etcdStore) session() (served bool, err error) {
 	if err != nil {
 		return false, fmt.Errorf("etcd: write the catch-up marker: %w", err)
 	}
-	sick := make(chan error, 1)
-	hw.Go(func() { e.health(ctx, cli, lease.ID, sick) })
 	for {
 		select {
 		case err := <-sick:
@@ -283,7 +312,7 @@ func (e *etcdStore) session() (served bool, err error) {
 				return served, fmt.Errorf("etcd watch: %w", err)
 			}
 			for _, ev := range resp.Events {
-				caughtUp, err := e.event(ev, front, mark.Header.Revision, pr)
+				caughtUp, err := e.event(ev, front, mark.Header.Revision, pr, touched)
 				if err != nil {
 					return served, err
 				}
@@ -291,17 +320,18 @@ func (e *etcdStore) session() (served bool, err error) {
 					served = true
 					e.serve(ctx, cli, front)
 					// Pools whose ops outlived them (their front end ended
-					// before it deleted them) are deleted now.
+					// before it deleted them) are deleted now: every op up to
+					// the marker has been applied.
 					e.s.mu.Lock()
 					var ended []string
-					for pool := range logged {
+					for pool := range touched {
 						if e.s.pools[pool] == nil {
 							ended = append(ended, pool)
 						}
 					}
 					e.s.mu.Unlock()
-					pr.add(ended, rev)
-					logged = nil
+					pr.add(ended, mark.Header.Revision)
+					touched = nil
 				}
 			}
 		}
@@ -340,14 +370,22 @@ func (e *etcdStore) epoch(ctx context.Context, cli *clientv3.Client) (epoch uint
 // event applies one change of the log. It reports when the watch reaches
 // this session's catch-up marker, and fails when this front end's lease
 // has ended.
-func (e *etcdStore) event(ev *clientv3.Event, front uint64, mark int64, pr *pruner) (caughtUp bool, err error) {
+// Until the catch-up, touched gathers the pools of the ops applied (nil after).
+func (e *etcdStore) event(ev *clientv3.Event, front uint64, mark int64, pr *pruner, touched map[string]bool) (caughtUp bool, err error) {
 	key := string(ev.Kv.Key)
 	switch {
 	case strings.HasPrefix(key, etcdOps):
 		if ev.Type != mvccpb.PUT || ev.Kv.Version != 1 {
 			return false, nil // a retried write (applied the first time), or a pool's ops pruned
 		}
-		if o, ended := e.applyKV(ev.Kv); o != nil && o.front == front {
+		o, ended := e.applyKV(ev.Kv, pr)
+		if o == nil {
+			return false, nil
+		}
+		if pool := opPool(o); pool != "" && touched != nil {
+			touched[pool] = true
+		}
+		if o.front == front {
 			pr.add(ended, ev.Kv.ModRevision)
 		}
 	case strings.HasPrefix(key, etcdFronts) && ev.Type == mvccpb.DELETE:
@@ -368,12 +406,17 @@ func (e *etcdStore) event(ev *clientv3.Event, front uint64, mark int64, pr *prun
 }
 
 // applyKV applies the op in kv and returns it, with the pools it ended or
-// found absent (nil for bytes that are no op).
-func (e *etcdStore) applyKV(kv *mvccpb.KeyValue) (*op, []string) {
+// found absent (nil for bytes that are no op). A pool's op under a key of
+// the layout before pools had prefixes makes the pool one pr never prunes.
+func (e *etcdStore) applyKV(kv *mvccpb.KeyValue, pr *pruner) (*op, []string) {
 	o, err := decodeOp(kv.Value)
 	if err != nil {
 		e.log.Error("skipping an op that cannot be read", zap.String("key", string(kv.Key)), zap.Error(err))
 		return nil, nil
+	}
+	key := string(kv.Key)
+	if pool := opPool(o); pool != "" && !strings.HasPrefix(key, etcdPoolOps) {
+		pr.keep(pool)
 	}
 	return o, e.applyLogged(o)
 }

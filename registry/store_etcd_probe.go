@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strings"
+	"sync"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -19,24 +21,42 @@ const probeTimeout = 2 * time.Second
 // endpoint answered, as far as a TCP connection and a TLS handshake of the
 // front end's own can tell: gRPC's deadline hides that etcd was down, took
 // only TLS clients, did not speak TLS, or refused the front end's
-// certificate or its CA etcd's. Other errors (etcd's own answers, such as
-// a refused login) already say what was wrong and come back as they are.
+// certificate or its CA etcd's. The endpoints are probed at once, each for
+// at most probeTimeout, and every one that failed is named. Other errors
+// (etcd's own answers, such as a refused login) already say what was wrong
+// and come back as they are.
 func (e *etcdStore) explain(err error) error {
 	code := status.Code(err)
 	if !errors.Is(err, context.DeadlineExceeded) && code != codes.DeadlineExceeded && code != codes.Unavailable {
 		return err
 	}
-	for _, ep := range e.endpoints {
-		if why := probeEndpoint(e.ctx, ep, e.s.cfg.etcdTLS); why != nil {
-			return fmt.Errorf("%w (%w)", err, why)
+	whys := make([]error, len(e.endpoints))
+	var wg sync.WaitGroup
+	for i, ep := range e.endpoints {
+		wg.Go(func() { whys[i] = probeEndpoint(e.ctx, ep, e.s.cfg.etcdTLS) })
+	}
+	wg.Wait()
+	var said []string
+	for _, why := range whys {
+		if why != nil {
+			said = append(said, why.Error())
 		}
 	}
-	return err
+	if len(said) == 0 {
+		return err
+	}
+	return fmt.Errorf("%w (%s)", err, strings.Join(said, "; "))
 }
 
 // probeEndpoint connects to ep as the front end's client would, with tc (nil:
 // plain), and returns what went wrong, or nil if nothing did.
 func probeEndpoint(ctx context.Context, ep string, tc *tls.Config) error {
+	if scheme, rest, ok := strings.Cut(ep, "://"); ok {
+		if scheme != "http" && scheme != "https" {
+			return nil // a unix socket: nothing a TCP probe can tell
+		}
+		ep = rest
+	}
 	host, _, err := net.SplitHostPort(ep)
 	if err != nil {
 		return fmt.Errorf("etcd endpoint %q: %w", ep, err)

@@ -58,6 +58,9 @@ func opPool(o *op) string {
 // poolOpsPrefix is the prefix of the keys of pool's ops.
 func poolOpsPrefix(pool string) string { return etcdPoolOps + hex.EncodeToString([]byte(pool)) + "/" }
 
+// frontGoneKey is the key of the one op that reports front end gone ended.
+func frontGoneKey(gone uint64) string { return fmt.Sprintf("%sgone/%016x", etcdFrontOps, gone) }
+
 // opKey is the key of the n-th op that front end front writes.
 func opKey(o *op, front, n uint64) string {
 	if pool := opPool(o); pool != "" {
@@ -155,11 +158,22 @@ type pruner struct {
 
 	mu   sync.Mutex
 	jobs []pruneJob // in the order of due
+	// kept are pools with ops under keys of the layout before pools had
+	// prefixes: those are never deleted, so neither are the pool's others
+	// (a log with some of a pool's ops would rebuild another pool).
+	kept map[string]bool
 	wake chan struct{}
 }
 
 func newPruner(e *etcdStore, cli *clientv3.Client) *pruner {
-	return &pruner{e: e, cli: cli, delay: 2 * e.ttl, wake: make(chan struct{}, 1)}
+	return &pruner{e: e, cli: cli, delay: 2 * e.ttl, kept: make(map[string]bool), wake: make(chan struct{}, 1)}
+}
+
+// keep has the ops of pool never deleted.
+func (p *pruner) keep(pool string) {
+	p.mu.Lock()
+	p.kept[pool] = true
+	p.mu.Unlock()
 }
 
 // add has the ops of pools, created at rev or before, deleted after the delay.
@@ -213,6 +227,12 @@ func (p *pruner) run(ctx context.Context) {
 
 // prune deletes the ops of pool if every one was created at rev or before.
 func (p *pruner) prune(ctx context.Context, pool string, rev int64) {
+	p.mu.Lock()
+	kept := p.kept[pool]
+	p.mu.Unlock()
+	if kept {
+		return
+	}
 	prefix := poolOpsPrefix(pool)
 	cctx, cancel := context.WithTimeout(ctx, etcdCallTimeout)
 	defer cancel()

@@ -86,6 +86,7 @@ func TestEtcdAccessFlags(t *testing.T) {
 		{append(store, "-etcd-user", "u", "-etcd-password-file", filepath.Join(t.TempDir(), "none")), nil, "-etcd-password-file", false},
 		{append(store, "-etcd-password-file", pwFile), nil, "no -etcd-user", false},
 		{store, map[string]string{envEtcdPasswordFile: pwFile}, "no -etcd-user", false},
+		{store, map[string]string{envEtcdPassword: "pw"}, "no -etcd-user", false},
 	} {
 		cfg, err := parseFlags(c.args, noEnv, io.Discard)
 		if err != nil {

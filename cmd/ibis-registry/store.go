@@ -76,6 +76,13 @@ func etcdAccess(cfg config, getenv func(string) string) ([]registry.ServerOption
 		file = getenv(envEtcdPasswordFile)
 	}
 	password := getenv(envEtcdPassword)
+	if cfg.etcdUser == "" {
+		if file != "" || password != "" {
+			return nil, "", fmt.Errorf("etcd's password is given (-etcd-password-file, $%s or $%s) but no -etcd-user",
+				envEtcdPasswordFile, envEtcdPassword)
+		}
+		return opts, strings.Join(how, ", "), nil
+	}
 	if file != "" {
 		b, err := os.ReadFile(file)
 		if err != nil {
@@ -83,18 +90,14 @@ func etcdAccess(cfg config, getenv func(string) string) ([]registry.ServerOption
 		}
 		password = strings.TrimSuffix(strings.TrimSuffix(string(b), "\n"), "\r")
 	}
-	switch {
-	case cfg.etcdUser == "" && (cfg.etcdPasswordFile != "" || getenv(envEtcdPasswordFile) != ""):
-		return nil, "", fmt.Errorf("etcd's password file is given (-etcd-password-file or $%s) but no -etcd-user", envEtcdPasswordFile)
-	case cfg.etcdUser != "" && password == "":
+	if password == "" {
 		return nil, "", fmt.Errorf("-etcd-user %s: no password (-etcd-password-file, $%s or $%s; never on the command line)",
 			cfg.etcdUser, envEtcdPasswordFile, envEtcdPassword)
-	case cfg.etcdUser != "":
-		opts = append(opts, registry.WithEtcdAuth(cfg.etcdUser, password))
-		if !cfg.etcdTLS.IsSet() {
-			how[0] = "plain gRPC: the password crosses the network in the clear"
-		}
-		how = append(how, "logged in as "+cfg.etcdUser)
 	}
+	opts = append(opts, registry.WithEtcdAuth(cfg.etcdUser, password))
+	if !cfg.etcdTLS.IsSet() {
+		how[0] = "plain gRPC: the password crosses the network in the clear"
+	}
+	how = append(how, "logged in as "+cfg.etcdUser)
 	return opts, strings.Join(how, ", "), nil
 }
