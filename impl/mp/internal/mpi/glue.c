@@ -125,18 +125,33 @@ int mp_poll(int probe, int n, int turns, int small) {
 // mp_isend and mp_imrecv start a request into slot and test it at once: a small
 // message is usually done by then, which saves the engine a turn before its
 // completion is seen. Buffers come as integers: the Go side has pinned them.
+// mp_test_started tests a request that has just started, once. One that ended in an
+// error is gone (freed by MPI): done, with the error. One whose test failed while it
+// is still there stays, not done, for MPI_Testsome to report, since MPI may still
+// use its buffer.
+static int mp_test_started(int slot) {
+	int rc = MPI_Test(&mp_reqs[slot], &mp_done, MPI_STATUS_IGNORE);
+	if (rc == MPI_SUCCESS) return rc;
+	if (mp_reqs[slot] == MPI_REQUEST_NULL) {
+		mp_done = 1;
+		return rc;
+	}
+	mp_done = 0;
+	return MPI_SUCCESS;
+}
+
 int mp_isend(uintptr_t buf, int count, int dest, int tag, int slot) {
 	int rc = MPI_Isend((void *)buf, count, MPI_BYTE, dest, tag, mp_comm, &mp_reqs[slot]);
 	mp_done = 0;
 	if (rc != MPI_SUCCESS) return rc;
-	return MPI_Test(&mp_reqs[slot], &mp_done, MPI_STATUS_IGNORE);
+	return mp_test_started(slot);
 }
 
 int mp_imrecv(uintptr_t buf, int count, MPI_Message msg, int slot) {
 	int rc = MPI_Imrecv((void *)buf, count, MPI_BYTE, &msg, &mp_reqs[slot]);
 	mp_done = 0;
 	if (rc != MPI_SUCCESS) return rc;
-	return MPI_Test(&mp_reqs[slot], &mp_done, MPI_STATUS_IGNORE);
+	return mp_test_started(slot);
 }
 
 int mp_ibarrier(int slot) { return MPI_Ibarrier(mp_comm, &mp_reqs[slot]); }
