@@ -24,8 +24,9 @@ import (
 // recognised by its version and skipped), and every front end applies
 // the ops in etcd's revision order: the live keys when its session
 // starts (readLog), then the new ones through one watch. The ops of
-// pools that have ended are deleted (store_etcd_prune.go). A front end holds a lease with a key under
-// etcdFronts; when it ends, the members that front end still owns die.
+// pools that have ended are deleted (store_etcd_prune.go). A front end
+// holds a lease with a key under etcdFronts; when it ends, the members
+// that front end still owns die.
 // A front end that loses etcd (no answer for stepDown, or its lease gone)
 // drops everything and starts anew: new lease, new name, the log read
 // again; meanwhile it refuses joins (codeUnavailable) and its members
@@ -369,8 +370,8 @@ func (e *etcdStore) epoch(ctx context.Context, cli *clientv3.Client) (epoch uint
 
 // event applies one change of the log. It reports when the watch reaches
 // this session's catch-up marker, and fails when this front end's lease
-// has ended.
-// Until the catch-up, touched gathers the pools of the ops applied (nil after).
+// has ended. Until the catch-up, touched gathers the pools of the ops
+// applied (nil after).
 func (e *etcdStore) event(ev *clientv3.Event, front uint64, mark int64, pr *pruner, touched map[string]bool) (caughtUp bool, err error) {
 	key := string(ev.Kv.Key)
 	switch {
