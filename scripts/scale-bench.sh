@@ -3,7 +3,8 @@
 #   scripts/scale-bench.sh [-p "1 2 4 8 16"] [-r ROUNDS] [-quick] [-o DIR]
 # SOR (n 4096, 100 iterations), Barnes-Hut (50,000 bodies, 3 steps), fib(44) with threshold 24
 # (and the same recursion as goroutines in one process) and UTS T3 with TRS and RS, each at
-# every P, every process its own OS process (tcp). Each round runs every configuration once,
+# every P, every process its own OS process (tcp); then ibis-bench masterworker at 8 and 64
+# workers (explicit, upcall and concurrent masters against the raw-socket server). Each round runs every configuration once,
 # in turn; the table gives the best time of the rounds, the speedup over P=1 and, at the
 # largest P, where the time went: SOR's and Barnes-Hut's phases (-phases: mean share of the
 # wall time over the ranks) and the dc programs' idle share (time looking for work over
@@ -20,7 +21,7 @@ while [ $# -gt 0 ]; do
     -r) ROUNDS=$2; shift 2 ;;
     -quick) QUICK=1; shift ;;
     -o) DIR=$2; shift 2 ;;
-    *) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+    *) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
   esac
 done
 out=$(mktemp) made=""
@@ -31,11 +32,14 @@ else
   [ -n "$DIR" ] || { DIR=$(mktemp -d); made=$DIR; }
   mkdir -p "$DIR"
   for app in sor barneshut fib uts; do CGO_ENABLED=0 go build -o "$DIR/$app" "./apps/$app"; done
+  CGO_ENABLED=0 go build -o "$DIR/ibis-bench" ./cmd/ibis-bench
 fi
 if [ $QUICK -eq 1 ]; then
   sor="-n 512 -iters 50" bh="-bodies 4000 -steps 2" fib="-n 30 -threshold 16" uts="-tree T1"
+  mw="-workers 8 -duration 200ms"
 else
   sor="-n 4096 -iters 100" bh="-bodies 50000 -steps 3" fib="-n 44 -threshold 24" uts="-tree T3"
+  mw="-workers 8,64"
 fi
 maxp=$(tr ' ' '\n' <<<"$PS" | sort -n | tail -1)
 
@@ -92,3 +96,12 @@ for name in sor barneshut fib fib-goroutines uts-trs uts-rs; do
     awk -v n="$name" -v p="$p" -v b="$best" -v o="$one" -v e="$extra" 'BEGIN {printf "| %s | %s | %.3f | %s | %s |\n", n, p, b, (o>0 ? sprintf("%.2f", o/b) : ""), e}'
   done
 done
+
+# The many-to-one master (issue 28's first target): requests per second at one master port,
+# the three masters and the raw-socket server taking turns.
+echo
+echo "masterworker ($mw), tcp:"
+echo
+echo '```'
+"$DIR/ibis-bench" masterworker -master explicit,upcall,concurrent $mw -q 2>&1 || echo "masterworker FAILED"
+echo '```'
