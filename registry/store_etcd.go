@@ -319,7 +319,7 @@ func (e *etcdStore) session() (served bool, err error) {
 				}
 				if caughtUp {
 					served = true
-					e.serve(ctx, cli, front)
+					e.serve(ctx, cli, front, &hw)
 					// Pools whose ops outlived them (their front end ended
 					// before it deleted them) are deleted now: every op up to
 					// the marker has been applied.
@@ -422,19 +422,28 @@ func (e *etcdStore) applyKV(kv *mvccpb.KeyValue, pr *pruner) (*op, []string) {
 	return o, e.applyLogged(o)
 }
 
-// serve opens the front end for joins once it has read the log, and
-// reports the front ends that ended while none was watching: the members
-// they still own die.
-func (e *etcdStore) serve(ctx context.Context, cli *clientv3.Client, front uint64) {
+// serve opens the front end for joins once it has read the log, and has
+// the front ends that ended while none was watching reported, on a
+// goroutine of wg's (the watch goes on meanwhile): the members they still
+// own die.
+func (e *etcdStore) serve(ctx context.Context, cli *clientv3.Client, front uint64, wg *sync.WaitGroup) {
 	e.mu.Lock()
 	e.notReady = nil
 	e.mu.Unlock()
 	e.log.Info("serving from etcd", zap.String("front", strconv.FormatUint(front, 16)))
+	wg.Go(func() { e.reportGone(ctx, cli, front) })
+}
+
+// reportGone reports the front ends that own members here and hold no key
+// under etcdFronts.
+func (e *etcdStore) reportGone(ctx context.Context, cli *clientv3.Client, front uint64) {
 	cctx, cancel := context.WithTimeout(ctx, etcdCallTimeout)
 	resp, err := cli.Get(cctx, etcdFronts, clientv3.WithPrefix(), clientv3.WithKeysOnly())
 	cancel()
 	if err != nil {
-		e.log.Warn("cannot list the live front ends", zap.Error(err))
+		if ctx.Err() == nil {
+			e.log.Warn("cannot list the live front ends", zap.Error(err))
+		}
 		return
 	}
 	live := make(map[uint64]bool, len(resp.Kvs))
