@@ -16,14 +16,7 @@ import (
 // A pool's ops are deleted only if every one of them was created by the
 // revision given: a pool of the same name begun since keeps them all.
 func TestPruneSparesAPoolBegunAgain(t *testing.T) {
-	eps := etcdtest.Embedded(t)
-	cli, err := clientv3.New(clientv3.Config{Endpoints: eps, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cli.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	cli, ctx := embeddedClient(t)
 	join := &op{kind: opJoin, req: &message{Kind: kindJoin, Pool: "p/q"}}
 	var revs []int64
 	for i := range uint64(3) {
@@ -100,14 +93,7 @@ func TestOldLayoutKeepsItsPool(t *testing.T) {
 
 // Every front end reports a front end's end; only the first report is written.
 func TestFrontGoneWrittenOnce(t *testing.T) {
-	eps := etcdtest.Embedded(t)
-	cli, err := clientv3.New(clientv3.Config{Endpoints: eps, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cli.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	cli, ctx := embeddedClient(t)
 	for front := uint64(1); front <= 3; front++ {
 		e := &etcdStore{cli: cli, front: front, log: zap.NewNop()}
 		if err := e.submit(ctx, &op{kind: opFrontGone, front: front, gone: 9, req: &message{Kind: kindLeave}}); err != nil {
@@ -125,4 +111,18 @@ func TestFrontGoneWrittenOnce(t *testing.T) {
 	if err != nil || o.front != 1 {
 		t.Fatalf("the op written: %+v, %v; want the first report's", o, err)
 	}
+}
+
+// embeddedClient returns a client of an embedded etcd server and a context for the
+// test's calls; both end with the test.
+func embeddedClient(t *testing.T) (*clientv3.Client, context.Context) {
+	t.Helper()
+	cli, err := clientv3.New(clientv3.Config{Endpoints: etcdtest.Embedded(t), DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cli.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	t.Cleanup(cancel)
+	return cli, ctx
 }
