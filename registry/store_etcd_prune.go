@@ -27,10 +27,12 @@ import (
 // (readLog), not by a watch from the log's first revision, so etcd's
 // compaction may then free what was deleted (docs/REGISTRY-HA.md).
 //
-// The deletion waits pruneDelay: a write that was tried again (submit)
-// must not recreate a key that was deleted, as a new op. Every write ends
-// within its front end's death timeout, which every front end shares, and
-// the lease's time to live is at least that.
+// The deletion waits twice the lease's time to live (pruner.delay): a write
+// that was tried again (submit) must not recreate a key that was deleted,
+// as a new op. Every write ends within its front end's death timeout, which
+// every front end shares, and the lease's time to live is at least that.
+// A pool with ops under keys of the layout before prefixes is never pruned
+// (pruner.kept).
 
 const (
 	etcdPoolOps  = etcdOps + "p/"
