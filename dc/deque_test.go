@@ -45,20 +45,42 @@ func TestDequeOrder(t *testing.T) {
 // detector checks the slots' accesses) and checks that every task is taken exactly once,
 // whatever the interleaving.
 func TestDequeConcurrent(t *testing.T) {
-	const rounds, perRound, thieves = 200, 100, 3
+	const rounds, perRound = 200, 100
 	d := newDeque()
 	ts := newTasks(rounds * perRound)
+	stealRace(t, ts, d.steal, func(take func(*task)) {
+		for r := range rounds {
+			for _, x := range ts[r*perRound : (r+1)*perRound] {
+				d.push(x)
+			}
+			// Pop half of what was pushed; the thieves take from the other end meanwhile.
+			for range perRound / 2 {
+				if x := d.pop(); x != nil {
+					take(x)
+				}
+			}
+		}
+		// pop returns nil only once the deque is empty.
+		for x := d.pop(); x != nil; x = d.pop() {
+			take(x)
+		}
+	})
+}
+
+// stealRace runs owner, which takes tasks of ts itself and must have emptied its queue
+// when it returns, against three thieves calling steal until then, and checks that
+// every task of ts was taken exactly once.
+func stealRace(t *testing.T, ts []*task, steal func() *task, owner func(take func(*task))) {
+	t.Helper()
 	taken := make([]atomic.Int32, len(ts))
 	take := func(x *task) { taken[x.epoch].Add(1) }
-
 	var ownerDone atomic.Bool
 	var wg sync.WaitGroup
-	for range thieves {
+	for range 3 {
 		wg.Go(func() {
 			for {
 				done := ownerDone.Load()
-				x := d.steal()
-				if x != nil {
+				if x := steal(); x != nil {
 					take(x)
 					continue
 				}
@@ -69,21 +91,7 @@ func TestDequeConcurrent(t *testing.T) {
 			}
 		})
 	}
-	for r := range rounds {
-		for _, x := range ts[r*perRound : (r+1)*perRound] {
-			d.push(x)
-		}
-		// Pop half of what was pushed; the thieves take from the other end meanwhile.
-		for range perRound / 2 {
-			if x := d.pop(); x != nil {
-				take(x)
-			}
-		}
-	}
-	// pop returns nil only once the deque is empty.
-	for x := d.pop(); x != nil; x = d.pop() {
-		take(x)
-	}
+	owner(take)
 	ownerDone.Store(true)
 	wg.Wait()
 	for i := range taken {

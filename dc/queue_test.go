@@ -1,9 +1,6 @@
 package dc
 
 import (
-	"runtime"
-	"sync"
-	"sync/atomic"
 	"testing"
 )
 
@@ -118,59 +115,34 @@ func TestWorkQueueStealExposes(t *testing.T) {
 // thieves (under -race the detector checks every shared access) and checks that every
 // task is taken exactly once, whatever the interleaving.
 func TestWorkQueueConcurrent(t *testing.T) {
-	const rounds, perRound, thieves = 300, 100, 3
+	const rounds, perRound = 300, 100
 	q := newWorkQueue()
 	ts := newTasks(rounds * perRound)
-	taken := make([]atomic.Int32, len(ts))
-	take := func(x *task) { taken[x.epoch].Add(1) }
-
-	var ownerDone atomic.Bool
-	var wg sync.WaitGroup
-	for range thieves {
-		wg.Go(func() {
-			for {
-				done := ownerDone.Load()
-				if x := q.steal(); x != nil {
-					take(x)
-					continue
+	stealRace(t, ts, q.steal, func(take func(*task)) {
+		for r := range rounds {
+			for i, x := range ts[r*perRound : (r+1)*perRound] {
+				q.push(x)
+				if i%7 == 3 {
+					if x := q.pop(); x != nil { // a spawn and its Sync, now and then
+						take(x)
+					}
 				}
-				if done {
-					return // nothing left and nothing more will come
-				}
-				runtime.Gosched()
 			}
-		})
-	}
-	for r := range rounds {
-		for i, x := range ts[r*perRound : (r+1)*perRound] {
-			q.push(x)
-			if i%7 == 3 {
-				if x := q.pop(); x != nil { // a spawn and its Sync, now and then
+			if r%10 == 9 {
+				q.expose()
+			}
+			// Pop half of what is left; the thieves take from the other end meanwhile.
+			for range perRound / 3 {
+				if x := q.pop(); x != nil {
 					take(x)
 				}
 			}
 		}
-		if r%10 == 9 {
-			q.expose()
+		// pop returns nil only once the queue is empty.
+		for x := q.pop(); x != nil; x = q.pop() {
+			take(x)
 		}
-		// Pop half of what is left; the thieves take from the other end meanwhile.
-		for range perRound / 3 {
-			if x := q.pop(); x != nil {
-				take(x)
-			}
-		}
-	}
-	// pop returns nil only once the queue is empty.
-	for x := q.pop(); x != nil; x = q.pop() {
-		take(x)
-	}
-	ownerDone.Store(true)
-	wg.Wait()
-	for i := range taken {
-		if n := taken[i].Load(); n != 1 {
-			t.Errorf("task %d taken %d times", i, n)
-		}
-	}
+	})
 }
 
 // BenchmarkWorkQueue is the worker's push and pop of one task while the public part
