@@ -123,17 +123,11 @@ var _ = register(&testCase{
 		}
 	},
 	child: func(e *Env) error {
-		if err := waitSignal(e, "go"); err != nil {
-			return err
-		}
-		sp, err := e.Ibis.CreateSendPort(Mixed, "")
+		sp, err := senderAfterGo(e, Mixed, "cc")
 		if err != nil {
 			return err
 		}
 		defer sp.Close()
-		if err := sp.Connect(e.Ctx, e.Parent, "cc"); err != nil {
-			return err
-		}
 		send := func(k int32) error {
 			m, err := sp.NewMessage(e.Ctx)
 			if err != nil {

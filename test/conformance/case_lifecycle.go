@@ -194,17 +194,11 @@ var _ = register(&testCase{
 		}
 	},
 	child: func(e *Env) error {
-		if err := waitSignal(e, "go"); err != nil {
-			return err
-		}
-		sp, err := e.Ibis.CreateSendPort(Mixed, "")
+		sp, err := senderAfterGo(e, Mixed, "mixed")
 		if err != nil {
 			return err
 		}
 		defer sp.Close()
-		if err := sp.Connect(e.Ctx, e.Parent, "mixed"); err != nil {
-			return err
-		}
 		for i := range int64(mixedMessages) {
 			m, err := sp.NewMessage(e.Ctx)
 			if err != nil {

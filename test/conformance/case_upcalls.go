@@ -122,17 +122,11 @@ var _ = register(&testCase{
 		}
 	},
 	child: func(e *Env) error {
-		if err := waitSignal(e, "go"); err != nil {
-			return err
-		}
-		sp, err := e.Ibis.CreateSendPort(Upcalls, "")
+		sp, err := senderAfterGo(e, Upcalls, "up")
 		if err != nil {
 			return err
 		}
 		defer sp.Close()
-		if err := sp.Connect(e.Ctx, e.Parent, "up"); err != nil {
-			return err
-		}
 		for k := range upcallMessages {
 			m, err := sp.NewMessage(e.Ctx)
 			if err != nil {

@@ -107,6 +107,23 @@ func multicastSender(e *Env) ipl.SendPort {
 	return sp
 }
 
+// senderAfterGo waits for the parent's "go", then makes a send port of type pt and
+// connects it to the parent's port; the caller closes it.
+func senderAfterGo(e *Env, pt ipl.PortType, port string) (ipl.SendPort, error) {
+	if err := waitSignal(e, "go"); err != nil {
+		return nil, err
+	}
+	sp, err := e.Ibis.CreateSendPort(pt, "")
+	if err != nil {
+		return nil, err
+	}
+	if err := sp.Connect(e.Ctx, e.Parent, port); err != nil {
+		_ = sp.Close()
+		return nil, err
+	}
+	return sp, nil
+}
+
 // connectMissing connects sp to a port of to that does not exist (yet), for a short
 // while, and returns the error: a timeout whose last answer is ipl.ErrNoSuchPort. On a
 // machine so slow that not even one handshake answer came within the second, it tries
