@@ -1,11 +1,9 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime/pprof"
 )
 
 // profiled runs measure under a CPU profile written to dir/pP-rankR.pprof when dir is
@@ -18,16 +16,12 @@ func profiled(dir string, p, rank int, measure func() ([]collPoint, error)) ([]c
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("-cpu-profile: %w", err)
 	}
-	f, err := os.Create(filepath.Join(dir, fmt.Sprintf("p%d-rank%d.pprof", p, rank)))
+	stop, err := startCPUProfile(filepath.Join(dir, fmt.Sprintf("p%d-rank%d.pprof", p, rank)))
 	if err != nil {
 		return nil, fmt.Errorf("-cpu-profile: %w", err)
 	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		return nil, errors.Join(fmt.Errorf("-cpu-profile: %w", err), f.Close())
-	}
 	pts, err := measure()
-	pprof.StopCPUProfile()
-	if cerr := f.Close(); cerr != nil && err == nil {
+	if cerr := stop(); cerr != nil && err == nil {
 		err = fmt.Errorf("-cpu-profile: %w", cerr)
 	}
 	return pts, err

@@ -23,7 +23,7 @@ type m2oReceiver struct {
 	loadTaken         bool
 	cpuFrom, cpuTo    time.Duration // the process's CPU time at the window's first and last message
 	cpuProfile        string        // where to write a CPU profile of the window ("" none)
-	profile           *os.File
+	stopCPU           func() error  // ends the window's CPU profile; nil when none runs
 }
 
 // next receives one message and returns its kind and connection index.
@@ -115,26 +115,21 @@ func (r *m2oReceiver) startProfile() error {
 	if r.cpuProfile == "" {
 		return nil
 	}
-	fh, err := os.Create(r.cpuProfile)
+	stop, err := startCPUProfile(r.cpuProfile)
 	if err != nil {
 		return err
 	}
-	if err := pprof.StartCPUProfile(fh); err != nil {
-		_ = fh.Close()
-		return err
-	}
-	r.profile = fh
+	r.stopCPU = stop
 	return nil
 }
 
 // stopProfile ends the CPU profile, if one runs.
 func (r *m2oReceiver) stopProfile() error {
-	if r.profile == nil {
+	if r.stopCPU == nil {
 		return nil
 	}
-	pprof.StopCPUProfile()
-	err := r.profile.Close()
-	r.profile = nil
+	err := r.stopCPU()
+	r.stopCPU = nil
 	return err
 }
 

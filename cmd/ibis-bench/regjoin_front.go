@@ -10,8 +10,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
-	"runtime/pprof"
 	"time"
 
 	"go.uber.org/zap"
@@ -68,13 +66,11 @@ func runFront(ctx context.Context, r regjoinRole, in io.Reader, out io.Writer, l
 	if err := waitReady(ctx, srv); err != nil {
 		return err
 	}
-	if r.Profile != "" {
-		stop, err := startProfile(r.Profile)
-		if err != nil {
-			return err
-		}
-		defer stop()
+	stopProfile, err := startCPUProfile(r.Profile)
+	if err != nil {
+		return err
 	}
+	defer func() { _ = stopProfile() }()
 	if _, err := fmt.Fprintf(out, "listening %s\n", ln.Addr()); err != nil {
 		return fmt.Errorf("front end: %w", err)
 	}
@@ -109,20 +105,4 @@ func waitReady(ctx context.Context, srv *registry.Server) error {
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
-}
-
-// startProfile starts a CPU profile into the file at path and returns what stops it.
-func startProfile(path string) (func(), error) {
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, fmt.Errorf("CPU profile: %w", err)
-	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		_ = f.Close()
-		return nil, fmt.Errorf("CPU profile: %w", err)
-	}
-	return func() {
-		pprof.StopCPUProfile()
-		_ = f.Close()
-	}, nil
 }

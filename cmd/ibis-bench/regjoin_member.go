@@ -59,13 +59,11 @@ func runMembers(ctx context.Context, r regjoinRole, in io.Reader, out io.Writer,
 			return fmt.Errorf("member process: no go: %w", ctx.Err())
 		}
 	}
-	if r.Profile != "" {
-		stop, err := startProfile(r.Profile)
-		if err != nil {
-			return err
-		}
-		defer stop()
+	stopProfile, err := startCPUProfile(r.Profile)
+	if err != nil {
+		return err
 	}
+	defer func() { _ = stopProfile() }()
 	ms := make([]*joiner, r.Count)
 	var wg sync.WaitGroup
 	// A member that cannot join spoils the run: nobody will see all N

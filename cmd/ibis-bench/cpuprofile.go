@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"runtime/pprof"
 	"sync"
@@ -15,11 +16,11 @@ func startCPUProfile(path string) (stop func() error, err error) {
 	}
 	fh, err := os.Create(path)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("CPU profile: %w", err)
 	}
 	if err := pprof.StartCPUProfile(fh); err != nil {
 		_ = fh.Close()
-		return nil, err
+		return nil, fmt.Errorf("CPU profile: %w", err)
 	}
 	var once sync.Once
 	return func() error {
