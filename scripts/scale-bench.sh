@@ -4,10 +4,11 @@
 # SOR (n 4096, 100 iterations), Barnes-Hut (50,000 bodies, 3 steps), fib(44) with threshold 24
 # (and the same recursion as goroutines in one process) and UTS T3 with TRS and RS, each at
 # every P, every process its own OS process (tcp); then ibis-bench masterworker at 8 and 64
-# workers (explicit, upcall and concurrent masters against the raw-socket server). Each round runs every configuration once,
-# in turn; the table gives the best time of the rounds, the speedup over P=1 and, at the
-# largest P, where the time went: SOR's and Barnes-Hut's phases (-phases: mean share of the
-# wall time over the ranks) and the dc programs' idle share (time looking for work over
+# workers (explicit, upcall and concurrent masters against the raw-socket server). Each round
+# runs every configuration once, in turn; the table gives the best time of the rounds, the
+# speedup over P=1 and, at the largest P, where the time went: SOR's and Barnes-Hut's phases
+# (-phases: mean share of the wall time over the ranks) with the work inflation (P x a rank's
+# sweep or walk time over P=1's), and the dc programs' idle share (time looking for work over
 # P x wall). -quick shrinks every problem for a check on a small machine. Binaries are built
 # with CGO_ENABLED=0 into DIR (default a temporary directory), so that DIR can be copied to a
 # machine without Go: run it there with BIN=DIR (nothing is built then).
@@ -21,11 +22,11 @@ while [ $# -gt 0 ]; do
     -r) ROUNDS=$2; shift 2 ;;
     -quick) QUICK=1; shift ;;
     -o) DIR=$2; shift 2 ;;
-    *) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+    *) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
   esac
 done
-out=$(mktemp) made=""
-trap 'rm -f "$out"; [ -z "$made" ] || rm -rf "$made"' EXIT
+out=$(mktemp) work=$(mktemp) made=""
+trap 'rm -f "$out" "$work"; [ -z "$made" ] || rm -rf "$made"' EXIT
 if [ -n "${BIN:-}" ]; then
   DIR=$BIN
 else
@@ -54,7 +55,12 @@ run() {
     sor*|barneshut*)
       secs=$(sed -n 's/.*-result .*seconds=\([0-9.]*\).*/\1/p' <<<"$text")
       extra=$(sed -n 's/.*-phase name=\([a-z]*\) .* share=\([0-9.]*\)/\1 \2/p' <<<"$text" | awk '{printf "%s%s %.1f%%", (NR>1 ? ", " : ""), $1, 100*$2}')
-      extra+="; checksum $(sed -n 's/.*-result .*checksum=\([^ ]*\).*/\1/p' <<<"$text")" ;;
+      extra+="; checksum $(sed -n 's/.*-result .*checksum=\([^ ]*\).*/\1/p' <<<"$text")"
+      # The divided work's mean seconds per rank (SOR's sweeps, Barnes-Hut's walks), for
+      # the work inflation: how much slower the same work runs with P cores busy.
+      local phase=compute
+      [ "${name#barneshut}" = "$name" ] || phase=walk
+      sed -n "s/.*-phase name=$phase .* mean=\([0-9.]*\) .*/$name $p \1/p" <<<"$text" >>"$work" ;;
     *)
       secs=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["seconds"])' <<<"$text" || true)
       extra=$(python3 -c 'import json,sys
@@ -92,6 +98,14 @@ for name in sor barneshut fib fib-goroutines uts-trs uts-rs; do
     extra=""
     if [ "$p" = "$maxp" ] || [ "$name" = fib-goroutines ]; then
       extra=$(awk -v n="$name" -v p="$p" '$1==n && $2==p {$1=$2=$3=""; e=$0} END {sub(/^ +/, "", e); print e}' "$out")
+      # Work inflation: P x the divided work's mean time per rank at P, over its time at
+      # P = 1 (the least of the rounds each). Above 1, the cores slow each other down
+      # (memory bandwidth, clock speed with every core busy): a bound no message can move.
+      w1=$(awk -v n="$name" '$1==n && $2==1 {print $3}' "$work" | sort -g | head -1)
+      wp=$(awk -v n="$name" -v p="$p" '$1==n && $2==p {print $3}' "$work" | sort -g | head -1)
+      if [ -n "$w1" ] && [ -n "$wp" ] && [ "$p" != 1 ]; then
+        extra+=$(awk -v a="$w1" -v b="$wp" -v p="$p" 'BEGIN {if (a > 0) printf "; work inflation %.2fx", p*b/a}')
+      fi
     fi
     awk -v n="$name" -v p="$p" -v b="$best" -v o="$one" -v e="$extra" 'BEGIN {printf "| %s | %s | %.3f | %s | %s |\n", n, p, b, (o>0 ? sprintf("%.2f", o/b) : ""), e}'
   done
