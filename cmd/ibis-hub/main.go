@@ -40,6 +40,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
@@ -49,13 +50,22 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
 	stop()
+	os.Exit(report(err, os.Stderr))
+}
+
+// report explains err on stderr, unless the flag package already did, and returns the
+// exit status: 0, 2 for a bad command line, 1 for anything else.
+func report(err error, stderr io.Writer) int {
 	switch {
-	case err == nil:
-	case errors.Is(err, flag.ErrHelp):
+	case err == nil, errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.Is(err, errExplained):
+		return 2
 	case errors.Is(err, errUsage):
-		os.Exit(2)
+		fmt.Fprintln(stderr, "ibis-hub:", err)
+		return 2
 	default:
-		fmt.Fprintln(os.Stderr, "ibis-hub:", err)
-		os.Exit(1)
+		fmt.Fprintln(stderr, "ibis-hub:", err)
+		return 1
 	}
 }

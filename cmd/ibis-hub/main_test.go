@@ -182,6 +182,35 @@ func TestFlags(t *testing.T) {
 	}
 }
 
+// A bad value the flag package accepted is explained on stderr (it used to exit 2
+// silently); one the flag package refused is not explained twice.
+func TestReportExplainsBadValues(t *testing.T) {
+	for _, c := range []struct {
+		args       []string
+		code       int
+		wantStderr string
+	}{
+		{[]string{"-keepalive", "0s"}, 2, "ibis-hub: bad command line: -keepalive 0s must be positive\n"},
+		{[]string{"-max-conns", "-1"}, 2, "ibis-hub: bad command line: -max-conns -1 must be positive\n"},
+		{[]string{"extra"}, 2, "ibis-hub: bad command line: unexpected arguments [\"extra\"]\n"},
+		{[]string{"-log-level", "loud"}, 2, ""},
+		{[]string{"-h"}, 0, ""},
+	} {
+		var flagOut, stderr strings.Builder
+		err := run(context.Background(), c.args, envOf(nil), io.Discard, &flagOut)
+		if code := report(err, &stderr); code != c.code || stderr.String() != c.wantStderr {
+			t.Errorf("%q: exit %d, stderr %q; want %d, %q", c.args, code, stderr.String(), c.code, c.wantStderr)
+		}
+		if c.wantStderr == "" && c.code == 2 && !strings.Contains(flagOut.String(), "loud") {
+			t.Errorf("%q: the flag package said %q, want the bad value named", c.args, flagOut.String())
+		}
+	}
+	var stderr strings.Builder
+	if code := report(errors.New("listening: refused"), &stderr); code != 1 || stderr.String() != "ibis-hub: listening: refused\n" {
+		t.Errorf("a failure: exit %d, stderr %q", code, stderr.String())
+	}
+}
+
 func TestHeadline(t *testing.T) {
 	if h := headline(poolsecrets.Secrets{}); !strings.HasPrefix(h, "ibis-hub pools: OPEN") {
 		t.Errorf("open: %q", h)

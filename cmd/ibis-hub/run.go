@@ -17,9 +17,12 @@ import (
 	"github.com/ibisgo/ibis/internal/serveloop"
 )
 
-// errUsage marks errors in the command line, which the flag package explained on
-// stderr.
-var errUsage = errors.New("usage error")
+// errUsage marks errors in the command line; errExplained, one of them, those the flag
+// package has already explained on stderr.
+var (
+	errUsage     = errors.New("bad command line")
+	errExplained = fmt.Errorf("%w (see above)", errUsage)
+)
 
 // config is the parsed command line.
 type config struct {
@@ -66,7 +69,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		if errors.Is(err, flag.ErrHelp) {
 			return config{}, err
 		}
-		return config{}, fmt.Errorf("%w: %w", errUsage, err)
+		return config{}, fmt.Errorf("%w: %w", errExplained, err)
 	}
 	if fs.NArg() > 0 {
 		return config{}, fmt.Errorf("%w: unexpected arguments %q", errUsage, fs.Args())
