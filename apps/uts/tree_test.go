@@ -1,6 +1,9 @@
 package main
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // The sample trees of UTS with their published sizes (UTS's sample_trees.sh).
 var sampleTrees = []struct {
@@ -22,5 +25,25 @@ func TestSampleTreeSizes(t *testing.T) {
 		if got := tc.p.count(tc.p.root()); got != tc.nodes {
 			t.Errorf("%s: %d nodes, published %d", tc.name, got, tc.nodes)
 		}
+	}
+}
+
+// A tree the search could not finish is refused, saying why (a binomial tree with
+// q*m >= 1 overflowed the worker's stack).
+func TestCheckRefusesEndlessTrees(t *testing.T) {
+	for _, c := range []struct {
+		p    params
+		want string
+	}{
+		{params{Type: binomial, B0: 4, Q: 0.3, M: 4, Depth: 1}, "q*m = 0.3*4 = 1.2: endless"},
+		{params{Type: binomial, B0: 4, Q: 0.25, M: 4, Depth: 1}, "q*m = 0.25*4 = 1: endless"},
+		{params{Type: 7, Depth: 1}, "tree type 7"},
+	} {
+		if err := c.p.check(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: %v, want an error saying %q", c.p, err, c.want)
+		}
+	}
+	if err := (params{Type: binomial, B0: 4, Q: 0.24, M: 4, Depth: 1}).check(); err != nil {
+		t.Errorf("q*m = 0.96: %v", err)
 	}
 }
