@@ -8,12 +8,14 @@ package applaunch
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/ibisgo/ibis/internal/poolauth"
@@ -27,6 +29,7 @@ import (
 const (
 	exitOK      = 0
 	exitFailure = 1
+	exitTimeout = 124 // ctx's deadline (the applications' -timeout) passed, as timeout(1)
 )
 
 // envRank is the launch index, as cmd/ibis-run sets it; mpj takes it as the rank.
@@ -35,8 +38,10 @@ const envRank = "IBIS_RANK"
 // Local is -np: it starts an embedded registry and np copies of this executable with the
 // environment cmd/ibis-run gives its processes (registry, a fresh pool name, the pool size
 // and the launch index), waits for them, and returns the first failure's exit status. When
-// one fails or ctx ends, the others get SIGTERM. Interrupted by SIGINT or SIGTERM, it
-// returns 128 plus the signal's number (130 for Ctrl-C), as cmd/ibis-run does. name prefixes
+// one fails or ctx ends, the others get SIGTERM; when the launcher is killed outright, the
+// kernel kills them (Linux). Interrupted by SIGINT or SIGTERM, it returns 128 plus the
+// signal's number (130 for Ctrl-C), as cmd/ibis-run does; stopped by ctx's deadline (the
+// applications' -timeout), it says so and returns 124, as timeout(1) and ibis-run do. name prefixes
 // its messages and the pool's name. The processes write to stdout and stderr unprefixed: the applications print
 // results on rank 0 only, and their errors name their rank.
 //
@@ -70,6 +75,7 @@ func Local(ctx context.Context, name string, np int, args []string, stdout, stde
 	pool := name + "-" + strings.ToLower(rand.Text()[:16])
 
 	intr := watchInterrupts()
+	outer := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	type exit struct {
@@ -78,6 +84,7 @@ func Local(ctx context.Context, name string, np int, args []string, stdout, stde
 		err  error
 	}
 	done := make(chan exit, np)
+	timedOut := false // the first failure came after ctx's deadline had passed
 	cpus := allowedCPUs()
 	bound := bind && np <= len(cpus)
 	started := 0
@@ -88,6 +95,8 @@ func Local(ctx context.Context, name string, np int, args []string, stdout, stde
 			selfexec.WithEnv(ipl.EnvRegistry+"="+srv.Addr(), ipl.EnvPool+"="+pool,
 				ipl.EnvPoolSize+"="+strconv.Itoa(np), envRank+"="+strconv.Itoa(rank)),
 			selfexec.WithStdout(stdout), selfexec.WithStderr(stderr),
+			// A launcher killed outright (SIGKILL) takes its processes with it.
+			selfexec.WithParentDeathSignal(syscall.SIGKILL),
 		}
 		if bound {
 			cpu := cpus[rank]
@@ -95,7 +104,9 @@ func Local(ctx context.Context, name string, np int, args []string, stdout, stde
 		}
 		c, err := selfexec.Start(ctx, childArgs, opts...)
 		if err != nil {
-			fmt.Fprintf(stderr, "%s: starting process %d: %v\n", name, rank, err)
+			if timedOut = errors.Is(outer.Err(), context.DeadlineExceeded); !timedOut {
+				fmt.Fprintf(stderr, "%s: starting process %d: %v\n", name, rank, err)
+			}
 			cancel()
 			break
 		}
@@ -128,6 +139,7 @@ func Local(ctx context.Context, name string, np int, args []string, stdout, stde
 		if ec := e.c.ExitCode(); ec > 0 {
 			code = ec
 		}
+		timedOut = errors.Is(outer.Err(), context.DeadlineExceeded)
 		if ctx.Err() == nil {
 			fmt.Fprintf(stderr, "%s: process %d failed (%v); stopping the others\n", name, e.rank, e.err)
 		}
@@ -136,6 +148,10 @@ func Local(ctx context.Context, name string, np int, args []string, stdout, stde
 	if sig, ok := intr.stop(); ok {
 		fmt.Fprintf(stderr, "%s: received %v; the processes were stopped\n", name, sig)
 		return 128 + int(sig)
+	}
+	if timedOut {
+		fmt.Fprintf(stderr, "%s: the time limit (-timeout) ran out; the processes were stopped\n", name)
+		return exitTimeout
 	}
 	if lost > 0 && code == exitOK {
 		if ok == 0 {

@@ -2,7 +2,6 @@ package applaunch
 
 import (
 	"os/exec"
-	"runtime"
 
 	"golang.org/x/sys/unix"
 )
@@ -26,16 +25,11 @@ func allowedCPUs() []int {
 // startOn starts cmd bound to one CPU: the child is forked from an OS thread whose
 // affinity is that CPU, so every thread of the child, from its first instruction, inherits
 // it (binding the child's threads after it started would race with its runtime creating
-// them). The thread is locked to this goroutine and never unlocked, so Go discards it when
-// the goroutine ends instead of reusing a pinned thread for other work.
+// them). selfexec runs it on a thread of its own that it discards once the child is
+// reaped, so no other work runs on the pinned thread.
 func startOn(cmd *exec.Cmd, cpu int) error {
-	errc := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread() // no UnlockOSThread: see above
-		var set unix.CPUSet
-		set.Set(cpu)
-		_ = unix.SchedSetaffinity(0, &set) // a speed hint: if refused, the child starts unbound
-		errc <- cmd.Start()
-	}()
-	return <-errc
+	var set unix.CPUSet
+	set.Set(cpu)
+	_ = unix.SchedSetaffinity(0, &set) // a speed hint: if refused, the child starts unbound
+	return cmd.Start()
 }

@@ -2,14 +2,18 @@ package applaunch
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/ibisgo/ibis/internal/selfexec"
 )
 
-// TestStartOnBinds: a child started by startOn may run on that CPU only, from its start,
-// and the launcher's own threads are not left bound.
+// TestStartOnBinds: a child started by startOn, as Local starts it (through selfexec, on a
+// thread of its own), may run on that CPU only, from its start, and the launcher's own
+// threads are not left bound.
 func TestStartOnBinds(t *testing.T) {
 	cpus := allowedCPUs()
 	if len(cpus) == 0 {
@@ -17,12 +21,9 @@ func TestStartOnBinds(t *testing.T) {
 	}
 	cpu := cpus[len(cpus)-1]
 	var out bytes.Buffer
-	cmd := exec.Command("cat", "/proc/self/status")
-	cmd.Stdout = &out
-	if err := startOn(cmd, cpu); err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Wait(); err != nil {
+	_, err := selfexec.Run(context.Background(), []string{"/proc/self/status"}, selfexec.WithProgram("cat"),
+		selfexec.WithStdout(&out), selfexec.WithStart(func(cmd *exec.Cmd) error { return startOn(cmd, cpu) }))
+	if err != nil {
 		t.Fatal(err)
 	}
 	want := fmt.Sprintf("Cpus_allowed_list:\t%d\n", cpu)

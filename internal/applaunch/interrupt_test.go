@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -45,8 +46,16 @@ func launcherChild() int {
 			return 3
 		}
 	}
+	if d, err := time.ParseDuration(os.Getenv(envTestTimeout)); err == nil {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, d) // as the applications' -timeout
+		defer cancel()
+	}
 	return Local(ctx, "apptest", 2, nil, os.Stdout, os.Stderr, false)
 }
+
+// envTestTimeout gives the test launcher a deadline, as an application's -timeout does.
+const envTestTimeout = "APPLAUNCH_TEST_TIMEOUT"
 
 // TestInterruptExitCode: Ctrl-C (SIGINT to the launcher and to its processes, as a terminal
 // sends it to the whole foreground group) makes an -np launcher exit 130, not with the status
@@ -112,4 +121,78 @@ func readyPids(t *testing.T, r io.Reader, n int) []int {
 	}
 	go func() { _, _ = io.Copy(io.Discard, r) }()
 	return pids
+}
+
+// startTestLauncher starts the test binary as an -np launcher of two processes, with env
+// added to its environment.
+func startTestLauncher(t *testing.T, ctx context.Context, env []string, opts ...selfexec.Option) *selfexec.Child {
+	t.Helper()
+	opts = append([]selfexec.Option{selfexec.WithoutEnv("IBIS_", envTestTimeout+"="),
+		selfexec.WithEnv(append([]string{envTestLauncher + "=1"}, env...)...)}, opts...)
+	child, err := selfexec.Start(ctx, nil, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(child.Close)
+	return child
+}
+
+// TestTimeoutExitCode: when the launcher's deadline (-timeout) passes, it stops the
+// processes, says why and exits 124, as ibis-run and timeout(1) do; it used to exit with a
+// stopped process's status, silently or blaming a signal nobody sent. (The deadline may
+// pass before, while or after the processes start: each way ends so.)
+func TestTimeoutExitCode(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	// The processes wait five minutes for a signal: the launcher's 300 ms end first.
+	child := startTestLauncher(t, ctx, []string{envTestTimeout + "=300ms"})
+	_ = child.Wait()
+	if code := child.ExitCode(); code != exitTimeout {
+		t.Fatalf("exit %d, want %d; stderr:\n%s", code, exitTimeout, child.Stderr())
+	}
+	if want := "apptest: the time limit (-timeout) ran out; the processes were stopped"; !strings.Contains(child.Stderr(), want) {
+		t.Errorf("stderr lacks %q:\n%s", want, child.Stderr())
+	}
+}
+
+// TestKilledLauncherTakesItsProcesses: SIGKILL to an -np launcher, which can stop nothing,
+// still ends its processes (the kernel's parent-death signal); they used to run on alone.
+func TestKilledLauncherTakesItsProcesses(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the parent-death signal is Linux's")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	child := startTestLauncher(t, ctx, nil, selfexec.WithStdoutPipe())
+	pids := readyPids(t, child.StdoutPipe(), 2)
+	defer func() {
+		for _, pid := range pids { // on failure, leave nothing running
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}()
+	if err := child.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = child.Wait()
+	for _, pid := range pids {
+		for alive(pid) {
+			select {
+			case <-ctx.Done():
+				t.Fatalf("process %d still runs after its launcher was killed", pid)
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+	}
+}
+
+// alive reports whether process pid exists and is not a zombie (an orphan that nobody has
+// reaped yet has ended all the same).
+func alive(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	// The state follows the command name, which is in parentheses.
+	i := strings.LastIndexByte(string(b), ')')
+	return i < 0 || i+2 >= len(b) || b[i+2] != 'Z'
 }

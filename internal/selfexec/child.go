@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -94,7 +95,26 @@ func Start(ctx context.Context, args []string, opts ...Option) (*Child, error) {
 	if start == nil {
 		start = (*exec.Cmd).Start
 	}
-	err := start(cmd)
+	if cfg.deathSig != 0 {
+		setDeathSignal(cmd, cfg.deathSig)
+	}
+	// One goroutine, locked to its OS thread, starts, waits for and reaps the child;
+	// the thread is discarded after it (no UnlockOSThread). The kernel sends the
+	// parent-death signal when the thread that forked the child ends, not the process,
+	// so that thread must live as long as the child; and start may change the
+	// thread's state (its CPU affinity) without that leaking to other goroutines.
+	started := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		if err := start(cmd); err != nil {
+			started <- err
+			return
+		}
+		started <- nil
+		c.err = cmd.Wait()
+		close(c.done)
+	}()
+	err := <-started
 	if pipeW != nil {
 		_ = pipeW.Close() // the child has its copy; EOF comes when it (and its children) exit
 	}
@@ -102,10 +122,6 @@ func Start(ctx context.Context, args []string, opts ...Option) (*Child, error) {
 		c.closePipes(nil)
 		return nil, fmt.Errorf("selfexec: starting %s: %w", argv[0], err)
 	}
-	go func() {
-		c.err = cmd.Wait()
-		close(c.done)
-	}()
 	return c, nil
 }
 

@@ -3,6 +3,7 @@ package selfexec
 import (
 	"io"
 	"os/exec"
+	"syscall"
 	"time"
 )
 
@@ -31,6 +32,7 @@ type config struct {
 	stdinPipe  bool
 	waitDelay  time.Duration
 	start      func(*exec.Cmd) error
+	deathSig   syscall.Signal
 }
 
 // WithEnv adds "KEY=value" entries to the child's environment, after the inherited ones so
@@ -97,9 +99,18 @@ func WithWaitDelay(d time.Duration) Option {
 }
 
 // WithStart replaces exec.Cmd.Start as the way the child's process is started, for a
-// launcher that must start it in a particular context (internal/applaunch forks each
-// process from an OS thread bound to one CPU, so that the child inherits the binding).
-// start must call cmd.Start or fail.
+// launcher that must start it in a particular context (internal/applaunch binds the
+// thread to one CPU, so that the child inherits the binding). start runs on an OS thread
+// of its own, which is discarded once the child has been reaped, so it may change that
+// thread's state. start must call cmd.Start or fail.
 func WithStart(start func(cmd *exec.Cmd) error) Option {
 	return func(c *config) { c.start = start }
+}
+
+// WithParentDeathSignal has the kernel send sig to the child when this process dies,
+// even by SIGKILL, so that a killed launcher leaves no process running on its own
+// (Linux; elsewhere the option does nothing). Stopping the child on purpose is still the
+// context's job.
+func WithParentDeathSignal(sig syscall.Signal) Option {
+	return func(c *config) { c.deathSig = sig }
 }
