@@ -81,6 +81,9 @@ func (f collFlags) config() (collConfig, error) {
 			return c, fmt.Errorf("%w: -np %d: at least 2 processes", errUsage, p)
 		}
 	}
+	if f.maxSize < 0 {
+		return c, fmt.Errorf("%w: -max-size %d is negative", errUsage, f.maxSize)
+	}
 	c.sizes = powersOfFour(f.maxSize)
 	if f.sizes != "" {
 		if c.sizes, err = parseInts("sizes", f.sizes); err != nil {

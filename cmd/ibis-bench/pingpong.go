@@ -37,6 +37,9 @@ func setupPingpong(fs *flag.FlagSet) func(ctx context.Context, e *env) (*report.
 	fs.IntVar(&f.warmup, "warmup", 20, "round trips before measuring each size")
 	fs.DurationVar(&f.minBatch, "min-batch", 200*time.Microsecond, "shortest measurement: small sizes are timed in batches at least this long")
 	return func(ctx context.Context, e *env) (*report.Report, error) {
+		if f.maxSize < 0 {
+			return nil, fmt.Errorf("%w: -max-size %d is negative", errUsage, f.maxSize)
+		}
 		sizes := powersOfFour(f.maxSize)
 		if f.sizes != "" {
 			var err error
@@ -176,7 +179,12 @@ func pingpongReport(about string, tm timer, raw *curve, curves []*curve) (*repor
 	}
 	rawFit, err := stats.FitHockney(raw.N, raw.T)
 	if err != nil {
-		return nil, fmt.Errorf("fitting the raw baseline: %w", err)
+		// One size, or sizes the fit cannot tell apart: the measurements stand alone.
+		if len(rep.Tables) > 0 {
+			last := rep.Tables[len(rep.Tables)-1]
+			last.Notes = append(last.Notes, fmt.Sprintf("no Hockney fit: %v (it needs two sizes or more, e.g. -sizes 0,1K,64K,1M)", err))
+		}
+		return pingpongPlots(rep, raw, curves), nil
 	}
 	fits.AddRow(raw.name, seconds(rawFit.Ts), rawFit.Tb*1e9, rawFit.Bandwidth()/1e6, rawFit.R2, 1.0, 1.0)
 	values := map[string]any{raw.name: fitValues(rawFit)}
@@ -202,6 +210,11 @@ func pingpongReport(about string, tm timer, raw *curve, curves []*curve) (*repor
 	}
 	rep.Tables = append(rep.Tables, fits)
 	rep.Set("hockney", values)
+	return pingpongPlots(rep, raw, curves), nil
+}
+
+// pingpongPlots adds the latency and bandwidth curves to rep, as figures and as JSON.
+func pingpongPlots(rep *report.Report, raw *curve, curves []*curve) *report.Report {
 	lat := &report.Plot{Title: "pingpong: one-way latency", XLabel: "message size (bytes)", YLabel: "T(n) (µs)", LogX: true, LogY: true}
 	bw := &report.Plot{Title: "pingpong: bandwidth n/T(n)", XLabel: "message size (bytes)", YLabel: "MB/s", LogX: true, LogY: true}
 	series := map[string]any{}
@@ -221,7 +234,7 @@ func pingpongReport(about string, tm timer, raw *curve, curves []*curve) (*repor
 	}
 	rep.Plots = append(rep.Plots, lat, bw)
 	rep.Set("latency", series)
-	return rep, nil
+	return rep
 }
 
 func fitValues(h stats.Hockney) map[string]any {

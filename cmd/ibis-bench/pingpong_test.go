@@ -47,6 +47,27 @@ func TestPingpongFit(t *testing.T) {
 	}
 }
 
+// One size has no Hockney fit: the table stands with a note saying why, where the whole
+// report used to be thrown away.
+func TestPingpongOneSize(t *testing.T) {
+	raw := &curve{name: "raw socket", N: []float64{1024}, T: []float64{10e-6}}
+	ib := &curve{name: "bytes", N: []float64{1024}, T: []float64{15e-6}}
+	rep, err := pingpongReport("test", timer{reps: 150}, raw, []*curve{ib})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Tables) != 1 || len(rep.Tables[0].Rows) != 1 || len(rep.Plots) != 2 {
+		t.Fatalf("%d tables, %d plots; want the one measured table and both plots", len(rep.Tables), len(rep.Plots))
+	}
+	notes := strings.Join(rep.Tables[0].Notes, "\n")
+	if !strings.Contains(notes, "no Hockney fit") || !strings.Contains(notes, "two sizes or more") {
+		t.Fatalf("notes %q: want the missing fit explained", notes)
+	}
+	if _, ok := rep.Values["hockney"]; ok {
+		t.Fatal("a fit reported from one size")
+	}
+}
+
 // TestPingpongRun runs the experiment end to end: this test process and a peer
 // process (the test binary started again), the Ibis echo and the raw echo.
 func TestPingpongRun(t *testing.T) {

@@ -6,6 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -61,6 +63,15 @@ func (c *commonFlags) validate() error {
 	if c.plotPath != "" {
 		if ext := strings.ToLower(c.plotPath[strings.LastIndexByte(c.plotPath, '.')+1:]); ext != "png" && ext != "svg" {
 			return fmt.Errorf("%w: -plot %q: the file must end in .png or .svg", errUsage, c.plotPath)
+		}
+	}
+	// Files are written at the end: a folder that is not there is said before the run.
+	for _, f := range []struct{ name, path string }{{"-json", c.jsonPath}, {"-plot", c.plotPath}} {
+		if f.path == "" {
+			continue
+		}
+		if st, err := os.Stat(filepath.Dir(f.path)); err != nil || !st.IsDir() {
+			return fmt.Errorf("%w: %s %q: its folder %s is not there", errUsage, f.name, f.path, filepath.Dir(f.path))
 		}
 	}
 	if c.pool.size < 0 {
@@ -151,6 +162,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	rep, err := runFn(ctx, e)
 	if err != nil {
 		fmt.Fprintf(stderr, "ibis-bench %s: %v\n", c.name, err)
+		if errors.Is(err, errUsage) {
+			return 2
+		}
 		return 1
 	}
 	if rep == nil { // a peer: the coordinator prints
