@@ -1,7 +1,10 @@
 // Command lineplot draws one line per series through the medians of repeated measurements,
 // for figures such as run time against wide-area latency (scripts/grid-bench.sh):
 //
-//	lineplot -o latency.png [-title T] [-x LABEL] [-y LABEL] < points
+//	lineplot -o latency.png [-title T] [-x LABEL] [-y LABEL] [FILE ...]
+//
+// The points come from the files named, one after the other, or from stdin when none is
+// (or from "-").
 //
 // Each input line is "SERIES X Y [anything]"; several lines of one (series, x) are
 // repetitions, and the point drawn is their median, with the least and the greatest as an
@@ -10,6 +13,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"flag"
 	"fmt"
@@ -35,7 +39,12 @@ func main() {
 	xlabel := flag.String("x", "x", "the x axis's label")
 	ylabel := flag.String("y", "y", "the y axis's label")
 	flag.Parse()
-	if err := run(os.Stdin, *out, *title, *xlabel, *ylabel); err != nil {
+	in, err := figure.ReadInput(flag.Args(), os.Stdin)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "lineplot:", err)
+		os.Exit(1)
+	}
+	if err := run(bytes.NewReader(in), *out, *title, *xlabel, *ylabel); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}

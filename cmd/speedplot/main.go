@@ -3,7 +3,10 @@
 // (apps/barneshut/bench.sh, apps/sor/bench.sh): the figures of the thesis's chapter 6
 // for the machine at hand.
 //
-//	speedplot -o speedup.png [-title T] < results
+//	speedplot -o speedup.png [-title T] [FILE ...]
+//
+// The timings come from the files named, one after the other, or from stdin when none is
+// (or from "-").
 //
 // Each input line is "IMPLEMENTATION PROCESSES SECONDS [anything]"; several lines of one
 // (implementation, processes) are repetitions and the best (least) time counts. The
@@ -14,6 +17,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"flag"
 	"fmt"
@@ -39,7 +43,12 @@ func main() {
 	out := flag.String("o", "speedup.png", "the plot to write (`FILE`.png or .svg)")
 	title := flag.String("title", "Speedup", "the plot's title")
 	flag.Parse()
-	if err := run(os.Stdin, *out, *title); err != nil {
+	in, err := figure.ReadInput(flag.Args(), os.Stdin)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "speedplot:", err)
+		os.Exit(1)
+	}
+	if err := run(bytes.NewReader(in), *out, *title); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/plot"
@@ -167,5 +168,28 @@ func TestLinearTicksRound(t *testing.T) {
 		if got := labels(LinearTicks{}, c.lo, c.hi); !slices.Equal(got, c.want) {
 			t.Errorf("LinearTicks over [%g, %g]: %q, want %q", c.lo, c.hi, got, c.want)
 		}
+	}
+}
+
+// ReadInput joins the files named, or reads stdin, and names a file it cannot read.
+func TestReadInput(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+	if err := os.WriteFile(a, []byte("x 1 2"), 0o644); err != nil { // no final newline
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(b, []byte("y 3 4\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadInput([]string{a, "-", b}, strings.NewReader("z 5 6\n"))
+	if err != nil || string(got) != "x 1 2\nz 5 6\ny 3 4\n" {
+		t.Fatalf("files and stdin: %q, %v", got, err)
+	}
+	if got, err := ReadInput(nil, strings.NewReader("s 1 1\n")); err != nil || string(got) != "s 1 1\n" {
+		t.Fatalf("stdin: %q, %v", got, err)
+	}
+	missing := filepath.Join(dir, "none")
+	if _, err := ReadInput([]string{missing}, strings.NewReader("")); !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), missing) {
+		t.Fatalf("a missing file: %v, want it named and matching os.ErrNotExist", err)
 	}
 }
