@@ -1,8 +1,10 @@
 package ipl
 
 import (
+	"errors"
 	"flag"
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -18,7 +20,8 @@ func Flags(fs *flag.FlagSet) func() []Option {
 	impl := fs.String("impl", "", "Ibis implementation (tcp, ...); default: $"+EnvImpl+" or the first that fits")
 	reg := fs.String("registry", "", "registry server host:port (or a comma-separated list of front ends); default: $"+EnvRegistry+" or an embedded one")
 	pool := fs.String("pool", "", "pool name; default: $"+EnvPool)
-	size := fs.Int("pool-size", 0, "closed-world pool size; default: $"+EnvPoolSize)
+	var size poolSizeFlag
+	fs.Var(&size, "pool-size", "closed-world pool size; default: $"+EnvPoolSize)
 	host := fs.String("host", "", "host/IP to listen on and publish; default: $"+EnvHost+", else every interface")
 	props := map[string]string{}
 	fs.Func("property", "an implementation property `key=value` (repeatable), e.g. nio.send=thread", func(s string) error {
@@ -43,12 +46,26 @@ func Flags(fs *flag.FlagSet) func() []Option {
 		if *pool != "" {
 			o = append(o, WithPool(*pool))
 		}
-		if *size > 0 {
-			o = append(o, WithPoolSize(*size))
+		if size > 0 {
+			o = append(o, WithPoolSize(int(size)))
 		}
 		if *host != "" {
 			o = append(o, WithListenHost(*host))
 		}
 		return o
 	}
+}
+
+// poolSizeFlag is -pool-size: a count, refused when negative as $IBIS_POOL_SIZE is.
+type poolSizeFlag int
+
+func (p *poolSizeFlag) String() string { return strconv.Itoa(int(*p)) }
+
+func (p *poolSizeFlag) Set(s string) error {
+	v, err := strconv.Atoi(s)
+	if err != nil || v < 0 {
+		return errors.New("want a non-negative integer")
+	}
+	*p = poolSizeFlag(v)
+	return nil
 }

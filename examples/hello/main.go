@@ -45,16 +45,35 @@ var (
 func main() {
 	opts := ipl.Flags(flag.CommandLine)
 	n := flag.Int("n", 3, "requests per client")
-	timeout := flag.Duration("timeout", 2*time.Minute, "give up after this long")
+	timeout := flag.Duration("timeout", 2*time.Minute, "give up after this long (0: never)")
 	flag.Parse()
+	switch {
+	case flag.NArg() > 0:
+		usageError("unexpected arguments %q", flag.Args())
+	case *n < 0:
+		usageError("-n %d: want a count of requests, 0 or more", *n)
+	case *timeout < 0:
+		usageError("-timeout %v: must not be negative", *timeout)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	ctx, cancel := context.WithTimeout(ctx, *timeout)
-	defer cancel()
+	if *timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, *timeout)
+		defer cancel()
+	}
 	if err := run(ctx, *n, opts()); err != nil {
 		fmt.Fprintln(os.Stderr, "hello:", err)
 		os.Exit(1)
 	}
+}
+
+// usageError says what is wrong with the command line and exits 2, as the flag package
+// does for the flags it refuses.
+func usageError(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "hello: "+format+"\n", args...)
+	flag.Usage()
+	os.Exit(2)
 }
 
 func run(ctx context.Context, n int, opts []ipl.Option) error {

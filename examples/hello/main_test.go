@@ -71,3 +71,27 @@ func TestServerEndsWhenClientsLeave(t *testing.T) {
 		t.Fatalf("%d servers said they served everyone, and the requests and the server's -n add up to %d, want 6:\n%s", servers, total, out.String())
 	}
 }
+
+// A bad command line is refused before anything starts, saying what is wrong, with exit
+// status 2 (-n -1, arguments and -pool-size -1 were taken silently).
+func TestBadCommandLine(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-n", "-1"}, "hello: -n -1: want a count of requests"},
+		{[]string{"extra"}, `hello: unexpected arguments ["extra"]`},
+		{[]string{"-pool-size", "-1"}, `invalid value "-1" for flag -pool-size: want a non-negative integer`},
+		{[]string{"-timeout", "-1s"}, "hello: -timeout -1s: must not be negative"},
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		child, err := selfexec.Run(ctx, c.args, selfexec.WithoutEnv("IBIS_"), selfexec.WithEnv(envAsMain+"=1"))
+		cancel()
+		if child == nil {
+			t.Fatalf("%q: %v", c.args, err)
+		}
+		if code := child.ExitCode(); code != 2 || !strings.Contains(child.Stderr(), c.want) {
+			t.Errorf("%q: exit %d, stderr:\n%s\nwant exit 2 and %q", c.args, code, child.Stderr(), c.want)
+		}
+	}
+}
