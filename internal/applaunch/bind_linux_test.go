@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -20,6 +22,7 @@ func TestStartOnBinds(t *testing.T) {
 		t.Skip("the CPU affinity is unknown here")
 	}
 	cpu := cpus[len(cpus)-1]
+	before := cpusAllowed(t)
 	var out bytes.Buffer
 	_, err := selfexec.Run(context.Background(), []string{"/proc/self/status"}, selfexec.WithProgram("cat"),
 		selfexec.WithStdout(&out), selfexec.WithStart(func(cmd *exec.Cmd) error { return startOn(cmd, cpu) }))
@@ -30,7 +33,34 @@ func TestStartOnBinds(t *testing.T) {
 	if !strings.Contains(out.String(), want) {
 		t.Fatalf("child status has no %q:\n%s", want, out.String())
 	}
-	if after := allowedCPUs(); len(after) != len(cpus) {
-		t.Errorf("this thread may run on %v after startOn, before on %v", after, cpus)
+	// Every thread of this process may still run where it could before: the thread that
+	// forked the child, which other goroutines use again, was set back.
+	tasks, err := filepath.Glob("/proc/self/task/*/status")
+	if err != nil || len(tasks) == 0 {
+		t.Fatalf("listing this process's threads: %v", err)
 	}
+	for _, task := range tasks {
+		b, err := os.ReadFile(task)
+		if err != nil {
+			continue // the thread ended
+		}
+		if want := "Cpus_allowed_list:\t" + before + "\n"; !strings.Contains(string(b), want) {
+			t.Errorf("%s lacks %q after startOn:\n%s", task, want, b)
+		}
+	}
+}
+
+// cpusAllowed is this thread's Cpus_allowed_list.
+func cpusAllowed(t *testing.T) string {
+	b, err := os.ReadFile("/proc/thread-self/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "Cpus_allowed_list:\t"); ok {
+			return v
+		}
+	}
+	t.Fatalf("no Cpus_allowed_list in:\n%s", b)
+	return ""
 }

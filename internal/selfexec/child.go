@@ -98,14 +98,16 @@ func Start(ctx context.Context, args []string, opts ...Option) (*Child, error) {
 	if cfg.deathSig != 0 {
 		setDeathSignal(cmd, cfg.deathSig)
 	}
-	// One goroutine, locked to its OS thread, starts, waits for and reaps the child;
-	// the thread is discarded after it (no UnlockOSThread). The kernel sends the
-	// parent-death signal when the thread that forked the child ends, not the process,
-	// so that thread must live as long as the child; and start may change the
-	// thread's state (its CPU affinity) without that leaking to other goroutines.
+	// One goroutine, locked to its OS thread, starts, waits for and reaps the child. The
+	// kernel sends the parent-death signal when the thread that forked the child ends,
+	// not the process, and Go ends a thread only when a goroutine locked to it exits
+	// locked: no other goroutine can take this one while the child lives. Once it is
+	// reaped the thread is unlocked, not ended, as a child forked by an unlocked thread
+	// elsewhere in the process (internal/launch) may depend on.
 	started := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
 		if err := start(cmd); err != nil {
 			started <- err
 			return

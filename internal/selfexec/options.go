@@ -101,8 +101,9 @@ func WithWaitDelay(d time.Duration) Option {
 // WithStart replaces exec.Cmd.Start as the way the child's process is started, for a
 // launcher that must start it in a particular context (internal/applaunch binds the
 // thread to one CPU, so that the child inherits the binding). start runs on an OS thread
-// of its own, which is discarded once the child has been reaped, so it may change that
-// thread's state. start must call cmd.Start or fail.
+// locked to it, which other goroutines use again once the child has been reaped: what
+// start changes in the thread's state it must set back. start must call cmd.Start or
+// fail.
 func WithStart(start func(cmd *exec.Cmd) error) Option {
 	return func(c *config) { c.start = start }
 }
