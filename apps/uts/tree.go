@@ -48,10 +48,12 @@ func (p params) check() error {
 		return fmt.Errorf("probability %g: must be 0 to 1", p.Q)
 	case p.M < 0 || p.M > maxChildren:
 		return fmt.Errorf("binomial children %d: must be 0 to %d", p.M, maxChildren)
-	case p.Type == binomial && p.Q*float64(p.M) >= 1:
-		// A node has q*m children on average: at 1 or more a subtree's expected size
-		// is infinite, and the search would only end when the stack or memory does.
-		return fmt.Errorf("binomial tree with q*m = %g*%d = %g: endless; q*m must be below 1", p.Q, p.M, p.Q*float64(p.M))
+	case p.Type == binomial && p.Q*float64(p.M) > 1:
+		// A node has q*m children on average: above 1 the tree is infinite with a
+		// probability above 0, and the search would end only when the stack or memory
+		// does. (At 1 it ends, however large it may grow.)
+		return fmt.Errorf("binomial tree with q*m = %g*%d = %g: a node has more than one child on average, "+
+			"and the tree may never end; q*m must be at most 1", p.Q, p.M, p.Q*float64(p.M))
 	case p.Depth < 1:
 		return fmt.Errorf("depth %d: must be at least 1", p.Depth)
 	}

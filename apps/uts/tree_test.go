@@ -29,21 +29,21 @@ func TestSampleTreeSizes(t *testing.T) {
 }
 
 // A tree the search could not finish is refused, saying why (a binomial tree with
-// q*m >= 1 overflowed the worker's stack).
+// q*m = 1.2 overflowed the worker's stack); a tree with q*m = 1 ends, and is taken.
 func TestCheckRefusesEndlessTrees(t *testing.T) {
 	for _, c := range []struct {
 		p    params
 		want string
 	}{
-		{params{Type: binomial, B0: 4, Q: 0.3, M: 4, Depth: 1}, "q*m = 0.3*4 = 1.2: endless"},
-		{params{Type: binomial, B0: 4, Q: 0.25, M: 4, Depth: 1}, "q*m = 0.25*4 = 1: endless"},
+		{params{Type: binomial, B0: 4, Q: 0.3, M: 4, Depth: 1}, "q*m = 0.3*4 = 1.2: a node has more than one child"},
+		{params{Type: binomial, B0: 4, Q: 0.26, M: 4, Depth: 1}, "q*m must be at most 1"},
 		{params{Type: 7, Depth: 1}, "tree type 7"},
 	} {
 		if err := c.p.check(); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: %v, want an error saying %q", c.p, err, c.want)
 		}
 	}
-	if err := (params{Type: binomial, B0: 4, Q: 0.24, M: 4, Depth: 1}).check(); err != nil {
-		t.Errorf("q*m = 0.96: %v", err)
+	if err := (params{Type: binomial, B0: 100, Q: 0.2, M: 5, Depth: 1}).check(); err != nil {
+		t.Errorf("q*m = 1 (a tree that ends): %v", err)
 	}
 }

@@ -132,8 +132,8 @@ func TestCollectivesFlags(t *testing.T) {
 		{[]string{"collectives", "-reps", "0"}, "-reps must be at least 1"},
 	} {
 		code, _, errs := runCmd(t, tc.args...)
-		if code != 1 || !strings.Contains(errs, tc.want) {
-			t.Errorf("%v: exit %d, stderr %q (want %q)", tc.args, code, errs, tc.want)
+		if code != 2 || !strings.Contains(errs, tc.want) {
+			t.Errorf("%v: exit %d (want 2), stderr %q (want %q)", tc.args, code, errs, tc.want)
 		}
 	}
 }

@@ -145,9 +145,9 @@ func TestRegistryJoinUsage(t *testing.T) {
 		{"-store", "etcd://"},
 		{"-etcd-nodes", "0"},
 	} {
-		// A subcommand's own flags are checked when it runs: exit status 1.
-		if code, _, errs := runCmd(t, append([]string{"registry-join"}, args...)...); code != 1 || !strings.Contains(errs, "usage: -") {
-			t.Errorf("%v: exit %d, want 1 and a usage error; stderr: %s", args, code, errs)
+		// A subcommand's own flags are checked when it runs, with the same exit status 2.
+		if code, _, errs := runCmd(t, append([]string{"registry-join"}, args...)...); code != 2 || !strings.Contains(errs, "usage: -") {
+			t.Errorf("%v: exit %d, want 2 and a usage error; stderr: %s", args, code, errs)
 		}
 	}
 }
