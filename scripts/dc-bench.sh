@@ -12,7 +12,12 @@
 # that a timing run under a lock compiles nothing and can compare two builds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+usage() { awk 'NR > 1 && /^#/ {sub(/^# ?/, ""); print; next} NR > 1 {exit}' "$0" >&2; exit 2; }
 mode=${1:-speed}; shift || true
+case $mode in speed|steals|sites) ;; *) usage ;; esac
+for n in "$@"; do # ROUNDS or P: counts
+  [[ $n =~ ^[1-9][0-9]*$ ]] || { echo "dc-bench.sh: $mode: \"$n\" is not a count (1 or more)" >&2; usage; }
+done
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 bin=${DC_BIN:-$tmp}
 if [ -z "${DC_BIN:-}" ]; then
@@ -78,5 +83,4 @@ sites)
     done
   done
   ;;
-*) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
 esac

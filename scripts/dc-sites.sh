@@ -23,7 +23,7 @@
 # (IBIS_DC_WAN_DELAY); the script says which it used.
 set -euo pipefail
 SITES=4 PROCS=16 DELAY=10ms RATE=100mbit
-usage() { sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { awk 'NR > 1 && /^#/ {sub(/^# ?/, ""); print; next} NR > 1 {exit}' "$0" >&2; exit 2; }
 args=("$@")
 while getopts "s:n:d:b:h" o; do
   case $o in
@@ -111,6 +111,7 @@ for k in $(seq 0 $((PROCS - 1))); do
 done
 status=0
 for p in "${pids[@]:1}"; do
-  if ! wait "$p"; then [ $status -ne 0 ] || status=$?; fi
+  wait "$p" && rc=0 || rc=$?
+  [ $status -ne 0 ] || status=$rc
 done
 exit $status

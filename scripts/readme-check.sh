@@ -15,7 +15,11 @@
 set -uo pipefail
 
 list_only=0
-[ "${1:-}" = "-n" ] && list_only=1
+case "${1:-}" in
+  "") ;;
+  -n) list_only=1 ;;
+  *) awk 'NR > 1 && /^#/ {sub(/^# ?/, ""); print; next} NR > 1 {exit}' "$0" >&2; exit 2 ;;
+esac
 
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 work="$(mktemp -d)"

@@ -15,7 +15,7 @@
 # command's.
 set -euo pipefail
 NODES=3 FRONTS=2 KILL=""
-usage() { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { awk 'NR > 1 && /^#/ {sub(/^# ?/, ""); print; next} NR > 1 {exit}' "$0" >&2; exit 2; }
 while getopts "e:f:k:h" o; do
   case $o in
     e) NODES=$OPTARG ;; f) FRONTS=$OPTARG ;; k) KILL=$OPTARG ;; *) usage ;;

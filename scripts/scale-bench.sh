@@ -16,15 +16,21 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PS="1 2 4 8 16" ROUNDS=3 QUICK=0 DIR=""
+usage() { awk 'NR > 1 && /^#/ {sub(/^# ?/, ""); print; next} NR > 1 {exit}' "$0" >&2; exit 2; }
 while [ $# -gt 0 ]; do
   case $1 in
+    -p|-r|-o) [ $# -ge 2 ] || { echo "scale-bench.sh: $1 wants a value" >&2; usage; } ;;&
     -p) PS=$2; shift 2 ;;
     -r) ROUNDS=$2; shift 2 ;;
     -quick) QUICK=1; shift ;;
     -o) DIR=$2; shift 2 ;;
-    *) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+    *) usage ;;
   esac
 done
+for n in $ROUNDS $PS; do
+  [[ $n =~ ^[1-9][0-9]*$ ]] || { echo "scale-bench.sh: \"$n\" is not a count (1 or more) in -r or -p" >&2; usage; }
+done
+[ -n "$PS" ] || { echo "scale-bench.sh: -p names no process count" >&2; usage; }
 out=$(mktemp) work=$(mktemp) made=""
 trap 'rm -f "$out" "$work"; [ -z "$made" ] || rm -rf "$made"' EXIT
 if [ -n "${BIN:-}" ]; then
@@ -86,6 +92,7 @@ for r in $(seq "$ROUNDS"); do
   echo "round $r of $ROUNDS done" >&2
 done
 
+[ -s "$out" ] || { echo "scale-bench.sh: no configuration ran to the end (their errors are above)" >&2; exit 1; }
 echo "Machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'); $(date -u +%F) UTC; $ROUNDS rounds, best time"
 echo
 echo "| program | P | best s | speedup vs P=1 | where the time went (at P=$maxp; last round) |"

@@ -11,6 +11,7 @@
 #   scripts/vcluster.sh status
 #   scripts/vcluster.sh down
 # It builds internal/vcluster/cmd/vcluster and runs it; see docs/CLUSTERS.md and docs/GRIDS.md.
+# The tool stays at ${TMPDIR:-/tmp}/ibis-vcluster.UID, where the cluster's daemons run it from.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 bin="${TMPDIR:-/tmp}/ibis-vcluster.$(id -u)"

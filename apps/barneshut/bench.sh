@@ -9,6 +9,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BODIES=${1:-20000} STEPS=${2:-3} ROUNDS=${3:-3}
+usage() { awk 'NR > 1 && /^#/ {sub(/^# ?/, ""); print; next} NR > 1 {exit}' "$0" >&2; exit 2; }
+[ $# -le 3 ] || { echo "barneshut/bench.sh: at most three arguments" >&2; usage; }
+for v in "$BODIES" "$STEPS" "$ROUNDS"; do
+  [[ $v =~ ^[1-9][0-9]*$ ]] || {
+    echo "barneshut/bench.sh: \"$v\" is not a count (1 or more)" >&2
+    usage
+  }
+done
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 
 go build -o "$tmp/bh" ./apps/barneshut

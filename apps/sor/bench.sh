@@ -7,6 +7,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 N=${1:-2048} ITERS=${2:-200} ROUNDS=${3:-3}
+usage() { awk 'NR > 1 && /^#/ {sub(/^# ?/, ""); print; next} NR > 1 {exit}' "$0" >&2; exit 2; }
+[ $# -le 3 ] || { echo "sor/bench.sh: at most three arguments" >&2; usage; }
+for v in "$N" "$ITERS" "$ROUNDS"; do
+  [[ $v =~ ^[1-9][0-9]*$ ]] || {
+    echo "sor/bench.sh: \"$v\" is not a count (1 or more)" >&2
+    usage
+  }
+done
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 
 go build -o "$tmp/sor" ./apps/sor

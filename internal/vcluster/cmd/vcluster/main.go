@@ -76,7 +76,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stderr, usage)
 		return 2
 	}
-	if args[0] != "help" && args[0] != "-h" && args[0] != "-help" && args[0] != "--help" && os.Geteuid() != 0 {
+	switch args[0] {
+	case "up", "down", "status", "exec", "srun", "mpirun", "wan", "wancheck":
+	case "-h", "-help", "--help", "help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	default:
+		fmt.Fprintf(stderr, "vcluster: unknown command %q\n%s", args[0], usage)
+		return 2
+	}
+	if os.Geteuid() != 0 {
 		fmt.Fprintf(stderr, "vcluster %s: needs root (it makes network namespaces and starts daemons in them)\n", args[0])
 		return 1
 	}
@@ -98,15 +107,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = wan(args[1:], stdout)
 	case "wancheck":
 		err = wancheck(args[1:], stdout)
-	case "-h", "-help", "--help", "help":
-		fmt.Fprint(stdout, usage)
-		return 0
-	default:
-		err = fmt.Errorf("unknown command %q", args[0])
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "vcluster %s: %v\n", args[0], err)
-		if errors.Is(err, flag.ErrHelp) || strings.HasPrefix(err.Error(), "unknown command") {
+		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprint(stderr, usage)
 		}
 		return 1
