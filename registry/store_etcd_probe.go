@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"strings"
 	"sync"
@@ -14,7 +15,8 @@ import (
 	"google.golang.org/grpc/status"
 )
 
-// probeTimeout bounds each step of a probe of one etcd endpoint.
+// probeTimeout bounds each step of a probe of one etcd endpoint (a connection
+// and what is tried on it).
 const probeTimeout = 2 * time.Second
 
 // explain adds to err, a failure to get an answer from etcd in time, why no
@@ -61,25 +63,16 @@ func probeEndpoint(ctx context.Context, ep string, tc *tls.Config) error {
 	if err != nil {
 		return fmt.Errorf("etcd endpoint %q: %w", ep, err)
 	}
+	if tc == nil {
+		return probePlain(ctx, ep)
+	}
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
-	var d net.Dialer
-	conn, err := d.DialContext(ctx, "tcp", ep)
+	conn, err := dialProbe(ctx, ep)
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
-	_ = conn.SetDeadline(time.Now().Add(probeTimeout))
-	if tc == nil {
-		// Plain gRPC: it fails in time against an etcd that takes only TLS
-		// clients; a handshake that completes says so.
-		//nolint:gosec // a probe: nothing is sent over it, only whether etcd speaks TLS
-		probe := tls.Client(conn, &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS12})
-		if probe.HandshakeContext(ctx) == nil {
-			return fmt.Errorf("etcd at %s takes TLS clients only: the front end needs etcd's CA (WithEtcdTLS, ibis-registry -etcd-ca)", ep)
-		}
-		return nil
-	}
 	cfg := tc.Clone()
 	if cfg.ServerName == "" {
 		cfg.ServerName = host
@@ -98,4 +91,77 @@ func probeEndpoint(ctx context.Context, ep string, tc *tls.Config) error {
 		}
 	}
 	return nil
+}
+
+// dialProbe opens a TCP connection to ep whose reads and writes end with the probe.
+func dialProbe(ctx context.Context, ep string) (net.Conn, error) {
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "tcp", ep)
+	if err != nil {
+		return nil, err
+	}
+	deadline, _ := ctx.Deadline()
+	_ = conn.SetDeadline(deadline)
+	return conn, nil
+}
+
+// probePlain tells why plain gRPC got no answer from ep: a gRPC server (etcd)
+// answers an HTTP/2 client's preface with its settings; one that does not is
+// no etcd client port, or an etcd that takes only TLS clients, which a TLS
+// handshake that completes shows.
+func probePlain(ctx context.Context, ep string) error {
+	hctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	conn, err := dialProbe(hctx, ep)
+	if err != nil {
+		return err
+	}
+	reply, err := http2Reply(conn)
+	_ = conn.Close()
+	if err == nil {
+		return nil // it speaks HTTP/2: nothing a probe can add
+	}
+	ctx, cancel = context.WithTimeout(ctx, probeTimeout) // a step of its own
+	defer cancel()
+	tconn, terr := dialProbe(ctx, ep)
+	if terr != nil {
+		return terr
+	}
+	defer tconn.Close()
+	//nolint:gosec // a probe: nothing is sent over it, only whether etcd speaks TLS
+	probe := tls.Client(tconn, &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS12})
+	if probe.HandshakeContext(ctx) == nil {
+		return fmt.Errorf("etcd at %s takes TLS clients only: the front end needs etcd's CA (WithEtcdTLS, ibis-registry -etcd-ca)", ep)
+	}
+	switch {
+	case len(reply) > 0:
+		return fmt.Errorf("%s is no etcd client port: it answered an HTTP/2 client with %q", ep, reply)
+	case errors.Is(err, io.EOF):
+		return fmt.Errorf("%s is no etcd client port: it closed the connection of an HTTP/2 client", ep)
+	default:
+		return fmt.Errorf("%s is no etcd client port: it took the connection but did not answer an HTTP/2 client (%w)", ep, err)
+	}
+}
+
+// http2Preface is what an HTTP/2 client sends first (RFC 9113 3.4): the
+// connection preface and an empty SETTINGS frame.
+const http2Preface = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + "\x00\x00\x00\x04\x00\x00\x00\x00\x00"
+
+// http2Reply sends an HTTP/2 client's preface on conn and reads the first
+// frame header of the answer: nil when it is the server's SETTINGS, as the
+// protocol requires; otherwise an error and what came back (at most 9
+// bytes, shown as text where it is some).
+func http2Reply(conn net.Conn) ([]byte, error) {
+	if _, err := io.WriteString(conn, http2Preface); err != nil {
+		return nil, err
+	}
+	var head [9]byte
+	n, err := io.ReadFull(conn, head[:])
+	if err == nil && head[3] == 0x4 { // a frame of type SETTINGS
+		return nil, nil
+	}
+	if err == nil || errors.Is(err, io.ErrUnexpectedEOF) {
+		return head[:n], fmt.Errorf("not an HTTP/2 server's settings")
+	}
+	return head[:n], err
 }

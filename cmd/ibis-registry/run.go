@@ -125,7 +125,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	fs.IntVar(&cfg.maxMembersPerSource, "max-members-per-source", registry.DefaultMaxMembersPerSource,
 		"most members from one IP address, over all pools (0 = no limit)")
 	fs.StringVar(&cfg.store, "store", "memory",
-		"where the pools' state lives: memory (this process) or etcd://`HOST:PORT[,HOST:PORT...]` (an etcd cluster shared by several ibis-registry front ends)")
+		"the `STORE` that holds the pools' state: memory (this process) or etcd://HOST:PORT[,HOST:PORT...] (an etcd cluster shared by several ibis-registry front ends)")
 	fs.StringVar(&cfg.etcdTLS.CA, "etcd-ca", "", "etcd store: talk to etcd over TLS, checking its certificate against the CA in this PEM `FILE`")
 	fs.StringVar(&cfg.etcdTLS.Cert, "etcd-cert", "", "etcd store: a client certificate, a PEM `FILE`, for an etcd with --client-cert-auth (with -etcd-key)")
 	fs.StringVar(&cfg.etcdTLS.Key, "etcd-key", "", "etcd store: the client certificate's private key, a PEM `FILE`")

@@ -1,0 +1,88 @@
+package registry
+
+import (
+	"context"
+	"io"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// fakePort listens on 127.0.0.1 and serves every connection with serve until the
+// test ends; it returns the port's address.
+func fakePort(t *testing.T, serve func(net.Conn)) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var conns []net.Conn
+	wg.Go(func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+			wg.Go(func() { serve(c) })
+		}
+	})
+	t.Cleanup(func() {
+		_ = ln.Close()
+		mu.Lock()
+		for _, c := range conns {
+			_ = c.Close()
+		}
+		mu.Unlock()
+		wg.Wait()
+	})
+	return ln.Addr().String()
+}
+
+// A plain endpoint that is no etcd client port is named as such, whether it answers
+// in another protocol, hangs up or says nothing; one that answers an HTTP/2 client
+// with its settings, as etcd does, is not blamed. (A front end pointed at another
+// service used to say only "context deadline exceeded", every few seconds.)
+func TestProbePlainTellsNoEtcd(t *testing.T) {
+	readPreface := func(c net.Conn) bool {
+		_, err := io.ReadFull(c, make([]byte, len(http2Preface)))
+		return err == nil
+	}
+	for _, c := range []struct {
+		name  string
+		serve func(net.Conn)
+		want  string // "" for no blame
+	}{
+		{"HTTP/1", func(c net.Conn) {
+			if readPreface(c) {
+				_, _ = io.WriteString(c, "HTTP/1.0 400 Bad Request\r\n\r\n")
+			}
+			_ = c.Close()
+		}, `is no etcd client port: it answered an HTTP/2 client with "HTTP/1.0 "`},
+		{"hangs up", func(c net.Conn) { _ = c.Close() }, "closed the connection of an HTTP/2 client"},
+		{"silent", func(c net.Conn) { _, _ = io.Copy(io.Discard, c) }, "did not answer an HTTP/2 client"},
+		{"HTTP/2", func(c net.Conn) {
+			if readPreface(c) {
+				_, _ = io.WriteString(c, "\x00\x00\x00\x04\x00\x00\x00\x00\x00")
+			}
+			_, _ = io.Copy(io.Discard, c)
+		}, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			ep := fakePort(t, c.serve)
+			err := probeEndpoint(context.Background(), "http://"+ep, nil)
+			switch {
+			case c.want == "" && err != nil:
+				t.Fatalf("an HTTP/2 server blamed: %v", err)
+			case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), ep)):
+				t.Fatalf("probe: %v; want it to name %s and say %q", err, ep, c.want)
+			}
+		})
+	}
+}
