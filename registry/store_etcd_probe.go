@@ -23,8 +23,9 @@ const probeTimeout = 2 * time.Second
 // endpoint answered, as far as a TCP connection and a TLS handshake of the
 // front end's own can tell: gRPC's deadline hides that etcd was down, took
 // only TLS clients, did not speak TLS, or refused the front end's
-// certificate or its CA etcd's. The endpoints are probed at once, each for
-// at most probeTimeout, and every one that failed is named. Other errors
+// certificate or its CA etcd's, or was no etcd. The endpoints are probed at
+// once, each in at most two steps of probeTimeout, and every one that failed
+// is named. Other errors
 // (etcd's own answers, such as a refused login) already say what was wrong
 // and come back as they are.
 func (e *etcdStore) explain(err error) error {
@@ -93,7 +94,9 @@ func probeEndpoint(ctx context.Context, ep string, tc *tls.Config) error {
 	return nil
 }
 
-// dialProbe opens a TCP connection to ep whose reads and writes end with the probe.
+// dialProbe opens a TCP connection to ep for one step of a probe: its reads
+// and writes end at ctx's deadline, and it is closed when ctx is cancelled
+// (a front end closing does not wait for its probes).
 func dialProbe(ctx context.Context, ep string) (net.Conn, error) {
 	var d net.Dialer
 	conn, err := d.DialContext(ctx, "tcp", ep)
@@ -102,13 +105,26 @@ func dialProbe(ctx context.Context, ep string) (net.Conn, error) {
 	}
 	deadline, _ := ctx.Deadline()
 	_ = conn.SetDeadline(deadline)
-	return conn, nil
+	return &probeConn{Conn: conn, stop: context.AfterFunc(ctx, func() { _ = conn.Close() })}, nil
 }
 
-// probePlain tells why plain gRPC got no answer from ep: a gRPC server (etcd)
-// answers an HTTP/2 client's preface with its settings; one that does not is
-// no etcd client port, or an etcd that takes only TLS clients, which a TLS
-// handshake that completes shows.
+// probeConn is a probe's connection, closed by its context's end as well.
+type probeConn struct {
+	net.Conn
+	stop func() bool
+}
+
+func (c *probeConn) Close() error {
+	c.stop()
+	return c.Conn.Close()
+}
+
+// probePlain tells why plain gRPC got no answer from ep. A gRPC server (etcd)
+// answers an HTTP/2 client's preface with its settings. An etcd that takes
+// only TLS clients answers it otherwise, and a TLS handshake that completes
+// shows it; anything else that answers is no etcd client port. Silence and a
+// closed connection say nothing certain: an etcd that is stopped, not ready
+// yet (no quorum) or shutting down does the same, so they are only reported.
 func probePlain(ctx context.Context, ep string) error {
 	hctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
@@ -118,8 +134,12 @@ func probePlain(ctx context.Context, ep string) error {
 	}
 	reply, err := http2Reply(conn)
 	_ = conn.Close()
-	if err == nil {
+	switch {
+	case err == nil:
 		return nil // it speaks HTTP/2: nothing a probe can add
+	case len(reply) == 0 && !errors.Is(err, io.EOF):
+		return fmt.Errorf("%s took the connection but did not answer an HTTP/2 client within %v "+
+			"(an etcd that is stopped or has no quorum yet, or no etcd client port): %w", ep, probeTimeout, err)
 	}
 	ctx, cancel = context.WithTimeout(ctx, probeTimeout) // a step of its own
 	defer cancel()
@@ -133,14 +153,10 @@ func probePlain(ctx context.Context, ep string) error {
 	if probe.HandshakeContext(ctx) == nil {
 		return fmt.Errorf("etcd at %s takes TLS clients only: the front end needs etcd's CA (WithEtcdTLS, ibis-registry -etcd-ca)", ep)
 	}
-	switch {
-	case len(reply) > 0:
+	if len(reply) > 0 {
 		return fmt.Errorf("%s is no etcd client port: it answered an HTTP/2 client with %q", ep, reply)
-	case errors.Is(err, io.EOF):
-		return fmt.Errorf("%s is no etcd client port: it closed the connection of an HTTP/2 client", ep)
-	default:
-		return fmt.Errorf("%s is no etcd client port: it took the connection but did not answer an HTTP/2 client (%w)", ep, err)
 	}
+	return fmt.Errorf("%s closed the connection of an HTTP/2 client (an etcd shutting down, or no etcd client port)", ep)
 }
 
 // http2Preface is what an HTTP/2 client sends first (RFC 9113 3.4): the

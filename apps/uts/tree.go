@@ -48,16 +48,41 @@ func (p params) check() error {
 		return fmt.Errorf("probability %g: must be 0 to 1", p.Q)
 	case p.M < 0 || p.M > maxChildren:
 		return fmt.Errorf("binomial children %d: must be 0 to %d", p.M, maxChildren)
-	case p.Type == binomial && p.Q*float64(p.M) > 1:
-		// A node has q*m children on average: above 1 the tree is infinite with a
-		// probability above 0, and the search would end only when the stack or memory
-		// does. (At 1 it ends, however large it may grow.)
+	case p.Type == binomial && p.ends() < minEnds:
 		return fmt.Errorf("binomial tree with q*m = %g*%d = %g: a node has more than one child on average, "+
-			"and the tree may never end; q*m must be at most 1", p.Q, p.M, p.Q*float64(p.M))
+			"and the tree ends with probability %.2g only (the search would go on until the stack ran out); "+
+			"make q*m at most 1, or only a little above it (UTS's T3L: q*m 1.00007, ends with probability 0.93)",
+			p.Q, p.M, p.Q*float64(p.M), p.ends())
 	case p.Depth < 1:
 		return fmt.Errorf("depth %d: must be at least 1", p.Depth)
 	}
 	return nil
+}
+
+// minEnds is the least probability of ending that a binomial tree must have. Above
+// q*m = 1 a tree is infinite with a probability above 0, and the search of one that
+// is, a recursion, ends only when the stack does; UTS's published binomial samples
+// reach slightly above 1 (T3L) and end with a probability of 0.93.
+const minEnds = 0.9
+
+// ends returns the probability that the binomial tree p ends: each of the root's b0
+// children's subtrees dies out with the least fixed point s of s = 1-q + q*s^m
+// (the generating function of a node's children), so the tree does with s^b0.
+func (p params) ends() float64 {
+	q, m := p.Q, float64(p.M)
+	if q*m <= 1 {
+		return 1
+	}
+	s := 0.0
+	for range 1 << 20 { // from below, it rises to the least fixed point
+		next := 1 - q + q*math.Pow(s, m)
+		if next-s < 1e-13 {
+			s = next
+			break
+		}
+		s = next
+	}
+	return math.Pow(s, math.Floor(p.B0))
 }
 
 // node is a tree node: its random state (which determines its subtree) and height.

@@ -28,22 +28,32 @@ func TestSampleTreeSizes(t *testing.T) {
 	}
 }
 
-// A tree the search could not finish is refused, saying why (a binomial tree with
-// q*m = 1.2 overflowed the worker's stack); a tree with q*m = 1 ends, and is taken.
+// A tree the search would likely never finish is refused, saying why (a binomial tree
+// with q*m = 1.2 overflowed the worker's stack); trees with q*m at 1, or a little above
+// it as UTS's published T3L, end and are taken.
 func TestCheckRefusesEndlessTrees(t *testing.T) {
 	for _, c := range []struct {
 		p    params
 		want string
 	}{
-		{params{Type: binomial, B0: 4, Q: 0.3, M: 4, Depth: 1}, "q*m = 0.3*4 = 1.2: a node has more than one child"},
-		{params{Type: binomial, B0: 4, Q: 0.26, M: 4, Depth: 1}, "q*m must be at most 1"},
+		{params{Type: binomial, B0: 4, Q: 0.3, M: 4, Depth: 1}, "q*m = 0.3*4 = 1.2: a node has more than one child on average, and the tree ends with probability 0.6 only"},
+		{params{Type: binomial, B0: 2000, Q: 0.21, M: 5, Depth: 1}, "ends with probability 3.5e-22 only"},
 		{params{Type: 7, Depth: 1}, "tree type 7"},
 	} {
 		if err := c.p.check(); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: %v, want an error saying %q", c.p, err, c.want)
 		}
 	}
-	if err := (params{Type: binomial, B0: 100, Q: 0.2, M: 5, Depth: 1}).check(); err != nil {
-		t.Errorf("q*m = 1 (a tree that ends): %v", err)
+	for _, p := range []params{
+		{Type: binomial, B0: 100, Q: 0.2, M: 5, Depth: 1},                 // q*m = 1: ends
+		{Type: binomial, B0: 2000, Q: 0.200014, M: 5, Depth: 1},           // UTS's T3L
+		{Type: binomial, B0: 2000, Q: 0.124875, M: 8, Seed: 42, Depth: 1}, // T3
+	} {
+		if err := p.check(); err != nil {
+			t.Errorf("%+v: %v", p, err)
+		}
+	}
+	if e := (params{Type: binomial, B0: 2000, Q: 0.200014, M: 5}).ends(); e < 0.92 || e > 0.94 {
+		t.Errorf("T3L ends with probability %v, want 0.93", e)
 	}
 }

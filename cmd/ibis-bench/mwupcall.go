@@ -99,7 +99,7 @@ func (m *master) upcallPhase(ctx context.Context, k int, warm, d time.Duration, 
 		port = m.reqCC
 	}
 	if port == nil {
-		return 0, fmt.Errorf("%w: the master has no port for the %s variant", errUsage, v)
+		return 0, fmt.Errorf("masterworker: the master has no port for the %s variant", v)
 	}
 	start := time.Now()
 	ph := &mwPhase{ctx: ctx, k: k, from: start.Add(warm), to: start.Add(warm + d), early: v == mwUpcall,

@@ -182,7 +182,7 @@ func pingpongReport(about string, tm timer, raw *curve, curves []*curve) (*repor
 		// One size, or sizes the fit cannot tell apart: the measurements stand alone.
 		if len(rep.Tables) > 0 {
 			last := rep.Tables[len(rep.Tables)-1]
-			last.Notes = append(last.Notes, fmt.Sprintf("no Hockney fit: %v (it needs two sizes or more, e.g. -sizes 0,1K,64K,1M)", err))
+			last.Notes = append(last.Notes, fmt.Sprintf("no Hockney fit: %v (a fit needs two different sizes or more, e.g. -sizes 0,1K,64K,1M)", err))
 		}
 		return pingpongPlots(rep, raw, curves), nil
 	}

@@ -60,7 +60,7 @@ func TestPingpongOneSize(t *testing.T) {
 		t.Fatalf("%d tables, %d plots; want the one measured table and both plots", len(rep.Tables), len(rep.Plots))
 	}
 	notes := strings.Join(rep.Tables[0].Notes, "\n")
-	if !strings.Contains(notes, "no Hockney fit") || !strings.Contains(notes, "two sizes or more") {
+	if !strings.Contains(notes, "no Hockney fit") || !strings.Contains(notes, "two different sizes or more") {
 		t.Fatalf("notes %q: want the missing fit explained", notes)
 	}
 	if _, ok := rep.Values["hockney"]; ok {

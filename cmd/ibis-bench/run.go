@@ -65,9 +65,10 @@ func (c *commonFlags) validate() error {
 			return fmt.Errorf("%w: -plot %q: the file must end in .png or .svg", errUsage, c.plotPath)
 		}
 	}
-	// Files are written at the end: a folder that is not there is said before the run.
+	// Files are written at the end, by the coordinator: a folder that is not there is
+	// said before the run.
 	for _, f := range []struct{ name, path string }{{"-json", c.jsonPath}, {"-plot", c.plotPath}} {
-		if f.path == "" {
+		if f.path == "" || isPeer() {
 			continue
 		}
 		if st, err := os.Stat(filepath.Dir(f.path)); err != nil || !st.IsDir() {
