@@ -35,7 +35,7 @@ const (
 )
 
 // TestPeerGone: in a pool of three (tcp and nio), ranks 0 and 1 are in a Bcast from
-// rank 2 or in an Allreduce that rank 2 never joins, when rank 2 is killed with
+// rank 2, or in an Allreduce or a Barrier that rank 2 never joins, when rank 2 is killed with
 // SIGKILL or calls Close instead of Finalize. Both survivors must fail with an error
 // matching ipl.ErrConnectionLost within failWithin, not hang until their context
 // ends. After its error a survivor closes its world, as a program's error path does,
@@ -45,7 +45,7 @@ func TestPeerGone(t *testing.T) {
 		t.Run(impl, func(t *testing.T) {
 			t.Parallel()
 			for _, how := range []string{"kill", "close"} {
-				for _, op := range []string{"bcast", "allreduce"} {
+				for _, op := range []string{"bcast", "allreduce", "barrier"} {
 					t.Run(how+"-"+op, func(t *testing.T) { runPeerGone(t, impl, how, op) })
 				}
 			}
@@ -223,6 +223,8 @@ func runScenario(op string) int {
 	case "allreduce":
 		v := []float64{float64(w.Rank())}
 		err = w.Allreduce(ctx, v, v, mpj.Sum)
+	case "barrier": // rank 0 waits for the victim's arrival, rank 1 for its release
+		err = w.Barrier(ctx)
 	default:
 		err = fmt.Errorf("unknown scenario %q", op)
 	}

@@ -66,6 +66,8 @@ func (c *Comm) scatterFlat(ctx context.Context, sendbuf, recvbuf any, cnt, root 
 // barrierFlat is Barrier in two levels: every rank tells rank 0 it has arrived and
 // waits to be released; rank 0, once all have arrived, releases each. A rank's next
 // arrival comes only after its release, so arrivals of successive barriers never mix.
+// Rank 0 takes the arrivals rank by rank, not from AnySource: a receive from a rank
+// that has gone fails at once, where one from AnySource waits for another sender.
 func (c *Comm) barrierFlat(ctx context.Context) error {
 	p := c.Size()
 	if c.rank != 0 {
@@ -74,8 +76,8 @@ func (c *Comm) barrierFlat(ctx context.Context) error {
 		}
 		return c.crecv(ctx, nil, 0, tagBarrier)
 	}
-	for range p - 1 {
-		if err := c.crecv(ctx, nil, AnySource, tagBarrier); err != nil {
+	for r := 1; r < p; r++ {
+		if err := c.crecv(ctx, nil, r, tagBarrier); err != nil {
 			return err
 		}
 	}
