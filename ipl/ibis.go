@@ -13,10 +13,11 @@ type Ibis interface {
 	// Registry gives access to pool membership, elections, signals and termination.
 	Registry() Registry
 	// CreateSendPort makes a send port of a type declared to New. The name must be
-	// unique among this instance's send ports; "" picks one.
+	// unique among this instance's send ports, at most MaxPortName bytes; "" picks one.
 	CreateSendPort(pt PortType, name string, opts ...SendPortOption) (SendPort, error)
 	// CreateReceivePort makes a receive port of a type declared to New. The name must
-	// be unique among this instance's receive ports. ctx bounds the one step that may
+	// be unique among this instance's receive ports, 1 to MaxPortName bytes (else
+	// ErrInvalidArgument). ctx bounds the one step that may
 	// wait, publishing a Global port's name in the registry (the connect timeout when
 	// ctx has no deadline); a port that could not be published is not made.
 	CreateReceivePort(ctx context.Context, pt PortType, name string, opts ...ReceivePortOption) (ReceivePort, error)

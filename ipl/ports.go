@@ -100,3 +100,7 @@ type ConnectionHandler interface {
 // DisconnectHandler is told when a send port's connection to a receive port ends other
 // than by its own Disconnect or Close (needs connection.upcalls).
 type DisconnectHandler func(port SendPort, to ReceivePortIdentifier, err error)
+
+// MaxPortName is the longest port name, in bytes: both ends' names travel in a
+// connection's handshake, which is bounded.
+const MaxPortName = 1024

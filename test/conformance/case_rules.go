@@ -48,6 +48,24 @@ var _ = register(&testCase{
 		err := sp1.Connect(e.Ctx, child, "o2o")
 		want("type mismatch", err, ipl.ErrTypeMismatch, ipl.ConnectionManyToOne, ipl.ConnectionOneToOne, ipl.CommunicationNumbered)
 
+		// Port names: empty or longer than ipl.MaxPortName, refused where they are given
+		// (a long name used to be taken, and every connect to it refused as a bad handshake).
+		long := strings.Repeat("n", ipl.MaxPortName+1)
+		_, err = e.Ibis.CreateReceivePort(e.Ctx, ManyToOne, "")
+		want("receive port without a name", err, ipl.ErrInvalidArgument, "needs a name")
+		_, err = e.Ibis.CreateReceivePort(e.Ctx, ManyToOne, long)
+		want("receive port name too long", err, ipl.ErrInvalidArgument, "1025 bytes")
+		_, err = e.Ibis.CreateSendPort(ManyToOne, long)
+		want("send port name too long", err, ipl.ErrInvalidArgument, "1025 bytes")
+		want("connect to no name", sp1.Connect(e.Ctx, child, ""), ipl.ErrInvalidArgument)
+		want("connect to a name too long", sp1.Connect(e.Ctx, child, long), ipl.ErrInvalidArgument)
+		want("connect to no global name", sp1.ConnectGlobal(e.Ctx, ""), ipl.ErrInvalidArgument)
+		if rp, err := e.Ibis.CreateReceivePort(e.Ctx, ManyToOne, long[1:]); err != nil {
+			t.Errorf("a receive port name of ipl.MaxPortName bytes: %v", err)
+		} else {
+			_ = rp.Close()
+		}
+
 		err = connectMissing(e, sp1, child, "nonexistent")
 		want("missing port", err, ipl.ErrTimeout)
 		want("missing port", err, ipl.ErrNoSuchPort, "nonexistent")

@@ -289,6 +289,11 @@ func (in *Instance) CreateSendPort(pt ipl.PortType, name string, opts ...ipl.Sen
 			return nil, fmt.Errorf("create send port: %w", err)
 		}
 	}
+	if name != "" { // "" picks one
+		if err := checkPortName("send port", name); err != nil {
+			return nil, err
+		}
+	}
 	pc := ipl.ApplySendPortOptions(opts)
 	if pc.DisconnectHandler != nil && !pt.Has(ipl.ConnectionUpcalls) {
 		return nil, fmt.Errorf("%w: a disconnect handler needs %s in the port type", ipl.ErrUnsupported, ipl.ConnectionUpcalls)
@@ -315,13 +320,26 @@ func (in *Instance) CreateSendPort(pt ipl.PortType, name string, opts ...ipl.Sen
 	return sp, nil
 }
 
+// checkPortName refuses a port name that is empty or longer than ipl.MaxPortName:
+// senders connect to a receive port by name, and both names travel in a handshake of
+// bounded size.
+func checkPortName(what, name string) error {
+	switch {
+	case name == "":
+		return fmt.Errorf("%w: a %s needs a name: senders connect to it by name", ipl.ErrInvalidArgument, what)
+	case len(name) > ipl.MaxPortName:
+		return fmt.Errorf("%w: a %s name of %d bytes: at most %d (ipl.MaxPortName)", ipl.ErrInvalidArgument, what, len(name), ipl.MaxPortName)
+	}
+	return nil
+}
+
 // CreateReceivePort makes a receive port.
 func (in *Instance) CreateReceivePort(ctx context.Context, pt ipl.PortType, name string, opts ...ipl.ReceivePortOption) (ipl.ReceivePort, error) {
 	if err := in.checkType(pt); err != nil {
 		return nil, err
 	}
-	if name == "" {
-		return nil, errors.New("ipl: a receive port needs a name: senders connect to it by name")
+	if err := checkPortName("receive port", name); err != nil {
+		return nil, err
 	}
 	if pc, ok := in.tr.(PortChecker); ok {
 		if err := pc.CheckReceivePort(pt); err != nil {

@@ -206,6 +206,9 @@ func (sp *SendPort) Connect(ctx context.Context, to ipl.IbisIdentifier, port str
 	defer cancel()
 	rid := ipl.ReceivePortIdentifier{Ibis: to, Name: port}
 	what := fmt.Sprintf("connect %s to %s", sp.id, rid)
+	if err := checkPortName("receive port", port); err != nil {
+		return fmt.Errorf("connect %s: %w", sp.id, err)
+	}
 	if to.Address == "" {
 		return fmt.Errorf("%s: %w: the identifier has no address", what, ipl.ErrRefused)
 	}
@@ -378,7 +381,7 @@ func (sp *SendPort) ConnectGlobal(ctx context.Context, name string) error {
 		if bctx.Err() != nil {
 			return ctxError(bctx, fmt.Sprintf("looking up receive port %q", name))
 		}
-		return fmt.Errorf("looking up receive port %q: %w", name, err)
+		return fmt.Errorf("looking up receive port %q: %w", name, registryError(bctx, err))
 	}
 	return sp.Connect(ctx, id, port)
 }
