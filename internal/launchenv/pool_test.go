@@ -119,9 +119,29 @@ func freePort(t *testing.T) string {
 	return strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
 }
 
-// runMembers starts n members with the environment env(rank) and checks that they form
-// one pool of n with ranks 0..n-1 and that rank 0's registry outlived its Close.
-func runMembers(t *testing.T, impl string, n int, env func(rank int) []string) {
+// runMembers starts n members with the environment env(rank, port), port being a free
+// port for rank 0's registry, and checks that they form one pool of n with ranks 0..n-1
+// and that rank 0's registry outlived its Close. The port is free when picked but
+// another process may take it before rank 0 listens (an outgoing connection of a test
+// running beside this one); then the others are stopped and the run is made again with
+// another port, at most three times.
+func runMembers(t *testing.T, impl string, n int, env func(rank int, port string) []string) {
+	for attempt := 1; ; attempt++ {
+		port := freePort(t)
+		out, taken := startMembers(t, impl, n, func(r int) []string { return env(r, port) }, attempt < 3)
+		if taken {
+			t.Logf("port %s was taken before rank 0 listened on it; again with another", port)
+			continue
+		}
+		checkPool(t, out, n)
+		return
+	}
+}
+
+// startMembers runs one attempt of runMembers and returns the members' output. With
+// mayRetry, a rank 0 that could not listen on its port ends the attempt at once and
+// startMembers reports it (taken) instead of failing the test.
+func startMembers(t *testing.T, impl string, n int, env func(rank int) []string, mayRetry bool) (out string, taken bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	children := make([]*selfexec.Child, n)
@@ -133,14 +153,26 @@ func runMembers(t *testing.T, impl string, n int, env func(rank int) []string) {
 		}
 		children[r] = c
 	}
-	var out strings.Builder
-	for r, c := range children {
-		if err := c.Wait(); err != nil {
-			t.Errorf("rank %d: %v\n%s", r, err, c.Output())
+	errs := make([]error, n)
+	errs[0] = children[0].Wait()
+	if errs[0] != nil && mayRetry && strings.Contains(children[0].Output(), "address already in use") {
+		cancel()
+		for _, c := range children[1:] {
+			_ = c.Wait()
 		}
-		out.WriteString(c.Output())
+		return "", true
 	}
-	checkPool(t, out.String(), n)
+	var b strings.Builder
+	for r, c := range children {
+		if r > 0 {
+			errs[r] = c.Wait()
+		}
+		if errs[r] != nil {
+			t.Errorf("rank %d: %v\n%s", r, errs[r], c.Output())
+		}
+		b.WriteString(c.Output())
+	}
+	return b.String(), false
 }
 
 // checkPool checks the members' lines: one pool, n members, ranks 0..n-1, and every
@@ -189,8 +221,7 @@ func TestSrunEnvironmentFormsOnePool(t *testing.T) {
 	for _, impl := range []string{"tcp", "nio"} {
 		t.Run(impl, func(t *testing.T) {
 			const n = 4
-			port := freePort(t)
-			runMembers(t, impl, n, func(r int) []string {
+			runMembers(t, impl, n, func(r int, port string) []string {
 				return []string{"SLURM_PROCID=" + strconv.Itoa(r), "SLURM_NTASKS=" + strconv.Itoa(n), "SLURM_JOB_ID=4711",
 					"SLURM_STEP_ID=0", "SLURM_STEP_NODELIST=localhost", "SLURM_JOB_NODELIST=localhost",
 					"SLURMD_NODENAME=localhost", "IBIS_REGISTRY_PORT=" + port}
@@ -204,9 +235,8 @@ func TestMpirunEnvironmentFormsOnePool(t *testing.T) {
 	for _, impl := range []string{"tcp", "nio"} {
 		t.Run(impl, func(t *testing.T) {
 			const n = 3
-			port := freePort(t)
 			const hnp = "98765.0;tcp://127.0.0.1:1"
-			runMembers(t, impl, n, func(r int) []string {
+			runMembers(t, impl, n, func(r int, port string) []string {
 				return []string{"OMPI_COMM_WORLD_RANK=" + strconv.Itoa(r), "OMPI_COMM_WORLD_SIZE=" + strconv.Itoa(n),
 					"OMPI_MCA_ess_base_jobid=98766", "OMPI_MCA_orte_hnp_uri=" + hnp, "OMPI_MCA_orte_local_daemon_uri=" + hnp,
 					"IBIS_REGISTRY_PORT=" + port}
