@@ -64,7 +64,7 @@ func (c *Comm) allgatherv(ctx context.Context, sendbuf, recvbuf any, counts, dis
 		}
 		need = max(need, displs[r]+counts[r])
 	}
-	if err := blocksFit(recvbuf, dt, need); err != nil {
+	if err := blocksFit(recvbuf, dt, need, recvBuffer); err != nil {
 		return err
 	}
 	block := func(r int) any { return sliceBuf(recvbuf, displs[r], displs[r]+counts[r]) }

@@ -22,7 +22,8 @@ var (
 	// do not form the permutation 0..size-1, or only some processes have one.
 	ErrRanks = errors.New("mpj: inconsistent launch ranks")
 	// ErrCount: the ranks of a collective disagree on an element count (for example a
-	// Bcast buffer of another length than the root's).
+	// Bcast buffer of another length than the root's), or a buffer holds another number
+	// of elements than the call says (a send buffer shorter than what it sends).
 	ErrCount = errors.New("mpj: element count mismatch")
 	// ErrMalformed: packed data (Unpack) that is not what Pack writes: cut short, an
 	// unknown element type, a count beyond the bytes there are.

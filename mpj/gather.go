@@ -28,7 +28,7 @@ func (c *Comm) gather(ctx context.Context, sendbuf, recvbuf any, root int) error
 	p := c.Size()
 	vr := (c.rank - root + p) % p
 	if vr == 0 {
-		if err := blocksFit(recvbuf, dt, p*cnt); err != nil {
+		if err := blocksFit(recvbuf, dt, p*cnt, recvBuffer); err != nil {
 			return err
 		}
 		// The root receives each child's blocks straight into recvbuf.
@@ -116,7 +116,7 @@ func (c *Comm) scatter(ctx context.Context, sendbuf, recvbuf any, root int) erro
 	}
 	p := c.Size()
 	if c.rank == root {
-		if err := blocksFit(sendbuf, dt, p*cnt); err != nil {
+		if err := blocksFit(sendbuf, dt, p*cnt, sendBuffer); err != nil {
 			return err
 		}
 	}
@@ -156,17 +156,29 @@ func (c *Comm) scatter(ctx context.Context, sendbuf, recvbuf any, root int) erro
 	return nil
 }
 
-// blocksFit checks that buf is a slice of type dt with room for n elements.
-func blocksFit(buf any, dt Datatype, n int) error {
+// The buffers blocksFit and layout check.
+const (
+	recvBuffer = "receive buffer"
+	sendBuffer = "send buffer"
+)
+
+// blocksFit checks that buf, the send or the receive buffer (which), is a slice of type
+// dt with room for n elements: a receive buffer too short is ErrTruncated, a send buffer
+// that holds fewer elements than the call sends is ErrCount.
+func blocksFit(buf any, dt Datatype, n int, which string) error {
 	bt, bn, err := bufInfo(buf)
 	if err != nil {
 		return err
 	}
 	if bt != dt {
-		return fmt.Errorf("%w: the buffer is a []%s, the elements are %s", ErrTypeMismatch, bt, dt)
+		return fmt.Errorf("%w: the %s is a []%s, the elements are %s", ErrTypeMismatch, which, bt, dt)
 	}
 	if bn < n {
-		return fmt.Errorf("%w: the buffer holds %d elements, it needs %d", ErrTruncated, bn, n)
+		short := ErrTruncated
+		if which == sendBuffer {
+			short = ErrCount
+		}
+		return fmt.Errorf("%w: the %s holds %d elements, it needs %d", short, which, bn, n)
 	}
 	return nil
 }

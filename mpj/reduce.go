@@ -23,8 +23,11 @@ func reduceArgs(sendbuf, recvbuf any, op Op, needRecv bool) (Datatype, int, erro
 		if err != nil {
 			return 0, 0, err
 		}
-		if rt != dt || rn != n {
-			return 0, 0, fmt.Errorf("%w: the receive buffer is %d × %s, the send buffer %d × %s", ErrCount, rn, rt, n, dt)
+		if rt != dt {
+			return 0, 0, fmt.Errorf("%w: the receive buffer is a []%s, the send buffer a []%s", ErrTypeMismatch, rt, dt)
+		}
+		if rn != n {
+			return 0, 0, fmt.Errorf("%w: the receive buffer holds %d elements, the send buffer %d", ErrCount, rn, n)
 		}
 	}
 	return dt, n, nil

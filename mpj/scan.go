@@ -106,7 +106,7 @@ func (c *Comm) reduceScatter(ctx context.Context, sendbuf, recvbuf any, counts [
 		return err
 	}
 	p, me := c.Size(), c.rank
-	displs, err := layout(sendbuf, dt, counts, nil, p)
+	displs, err := layout(sendbuf, dt, counts, nil, p, sendBuffer)
 	if err != nil {
 		return err
 	}
@@ -120,7 +120,7 @@ func (c *Comm) reduceScatter(ctx context.Context, sendbuf, recvbuf any, counts [
 			}
 		}
 	}
-	if err := blocksFit(recvbuf, dt, counts[me]); err != nil {
+	if err := blocksFit(recvbuf, dt, counts[me], recvBuffer); err != nil {
 		return err
 	}
 	block := func(r int) any { return sliceBuf(sendbuf, displs[r], displs[r]+counts[r]) }

@@ -811,6 +811,14 @@ func checkMoreCollectives(ctx context.Context, w *mpj.World) error {
 	if err := w.Allreduce(ctx, []int32{1, 2, 3}, make([]int32, 3), mpj.MaxLoc); !errors.Is(err, mpj.ErrCount) {
 		return fmt.Errorf("MaxLoc of an odd length: %v, want ErrCount", err)
 	}
+	// Buffers that disagree, refused before anything is sent: another element type is
+	// a type mismatch (it was reported as a count mismatch), another length a count.
+	if err := w.Allreduce(ctx, []float64{1}, make([]int64, 1), mpj.Sum); !errors.Is(err, mpj.ErrTypeMismatch) || errors.Is(err, mpj.ErrCount) {
+		return fmt.Errorf("Allreduce of []float64 into []int64: %v, want ErrTypeMismatch only", err)
+	}
+	if err := w.Allreduce(ctx, []float64{1, 2}, make([]float64, 1), mpj.Sum); !errors.Is(err, mpj.ErrCount) {
+		return fmt.Errorf("Allreduce of 2 elements into 1: %v, want ErrCount", err)
+	}
 	return checkUserOps(ctx, w)
 }
 

@@ -30,7 +30,7 @@ func (c *Comm) gatherv(ctx context.Context, sendbuf, recvbuf any, counts, displs
 	}
 	p := c.Size()
 	if c.rank == root {
-		if displs, err = layout(recvbuf, dt, counts, displs, p); err != nil {
+		if displs, err = layout(recvbuf, dt, counts, displs, p, recvBuffer); err != nil {
 			return err
 		}
 		if counts[root] != cnt {
@@ -103,7 +103,7 @@ func (c *Comm) scatterv(ctx context.Context, sendbuf, recvbuf any, counts, displ
 	var data any             // the subtree's blocks, concatenated in that order
 	mask := topMask(p) << 1
 	if vr == 0 {
-		if displs, err = layout(sendbuf, dt, counts, displs, p); err != nil {
+		if displs, err = layout(sendbuf, dt, counts, displs, p, sendBuffer); err != nil {
 			return err
 		}
 		parts := make([]any, p)
@@ -189,10 +189,10 @@ func (c *Comm) alltoallv(ctx context.Context, sendbuf any, sendcounts, sdispls [
 	if err != nil {
 		return err
 	}
-	if sdispls, err = layout(sendbuf, dt, sendcounts, sdispls, p); err != nil {
+	if sdispls, err = layout(sendbuf, dt, sendcounts, sdispls, p, sendBuffer); err != nil {
 		return fmt.Errorf("send side: %w", err)
 	}
-	if rdispls, err = layout(recvbuf, dt, recvcounts, rdispls, p); err != nil {
+	if rdispls, err = layout(recvbuf, dt, recvcounts, rdispls, p, recvBuffer); err != nil {
 		return fmt.Errorf("receive side: %w", err)
 	}
 	me := c.rank
@@ -211,9 +211,10 @@ func (c *Comm) alltoallv(ctx context.Context, sendbuf any, sendcounts, sdispls [
 	return nil
 }
 
-// layout checks counts and displacements for p ranks over buf (of element type dt)
-// and returns the displacements, packed in rank order when displs is nil.
-func layout(buf any, dt Datatype, counts, displs []int, p int) ([]int, error) {
+// layout checks counts and displacements for p ranks over buf, the send or the receive
+// buffer (which), of element type dt, and returns the displacements, packed in rank
+// order when displs is nil.
+func layout(buf any, dt Datatype, counts, displs []int, p int, which string) ([]int, error) {
 	if len(counts) != p || (displs != nil && len(displs) != p) {
 		return nil, fmt.Errorf("%w: %d counts and %d displacements for %d ranks", ipl.ErrInvalidArgument, len(counts), len(displs), p)
 	}
@@ -230,7 +231,7 @@ func layout(buf any, dt Datatype, counts, displs []int, p int) ([]int, error) {
 		}
 		need = max(need, displs[r]+counts[r])
 	}
-	return displs, blocksFit(buf, dt, need)
+	return displs, blocksFit(buf, dt, need, which)
 }
 
 // concatBufs returns the buffers of type dt one after the other in a new buffer (the
