@@ -7,44 +7,10 @@ import (
 	"net"
 	"os"
 	"strings"
-	"sync"
 	"testing"
-)
 
-// fakePort listens on 127.0.0.1 and serves every connection with serve until the
-// test ends; it returns the port's address.
-func fakePort(t *testing.T, serve func(net.Conn)) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var conns []net.Conn
-	wg.Go(func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-			wg.Go(func() { serve(c) })
-		}
-	})
-	t.Cleanup(func() {
-		_ = ln.Close()
-		mu.Lock()
-		for _, c := range conns {
-			_ = c.Close()
-		}
-		mu.Unlock()
-		wg.Wait()
-	})
-	return ln.Addr().String()
-}
+	"github.com/ibisgo/ibis/internal/testserve"
+)
 
 // A plain endpoint that answers in another protocol is named as no etcd client port;
 // one that hangs up or says nothing is reported, not blamed (a stopped etcd, or one
@@ -78,7 +44,7 @@ func TestProbePlainTellsNoEtcd(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			ep := fakePort(t, c.serve)
+			ep := testserve.Serve(t, c.serve)
 			err := probeEndpoint(context.Background(), "http://"+ep, nil)
 			switch {
 			case c.want == "" && err != nil:
@@ -95,7 +61,7 @@ func TestProbePlainTellsNoEtcd(t *testing.T) {
 // deadline's error, which a cancelled probe never does.
 func TestProbeEndsWithItsContext(t *testing.T) {
 	asked := make(chan struct{}, 1) // the probe has sent its preface: it reads the answer
-	ep := fakePort(t, func(c net.Conn) {
+	ep := testserve.Serve(t, func(c net.Conn) {
 		if _, err := io.ReadFull(c, make([]byte, len(http2Preface))); err == nil {
 			asked <- struct{}{}
 		}

@@ -5,50 +5,17 @@ import (
 	"io"
 	"net"
 	"os"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/ibisgo/ibis/internal/testserve"
 )
 
 // echoServer accepts connections on 127.0.0.1 and writes back what it reads, until
 // the test ends.
 func echoServer(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var conns []net.Conn
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				_, _ = io.Copy(c, c)
-			}()
-		}
-	}()
-	t.Cleanup(func() {
-		_ = ln.Close()
-		mu.Lock()
-		for _, c := range conns {
-			_ = c.Close()
-		}
-		mu.Unlock()
-		wg.Wait()
-	})
-	return ln.Addr().String()
+	return testserve.Serve(t, func(c net.Conn) { _, _ = io.Copy(c, c) })
 }
 
 // dialProxy connects to p and closes the connection when the test ends.

@@ -3,53 +3,17 @@ package hub
 import (
 	"io"
 	"net"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/ibisgo/ibis/internal/testserve"
 )
 
-// prober listens on 127.0.0.1 and answers each connection with answer; when the test
-// ends it closes the listener and the connections and waits for the answers.
+// prober listens on 127.0.0.1 and answers each connection with answer, until the test
+// ends.
 func prober(t *testing.T, answer func(net.Conn)) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var (
-		wg    sync.WaitGroup
-		mu    sync.Mutex
-		conns []net.Conn
-	)
-	t.Cleanup(func() {
-		_ = ln.Close()
-		mu.Lock()
-		for _, c := range conns {
-			_ = c.Close()
-		}
-		mu.Unlock()
-		wg.Wait()
-	})
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer c.Close()
-				answer(c)
-			}()
-		}
-	}()
-	return ln.Addr().String()
+	return testserve.Serve(t, answer)
 }
 
 // answering reads the magic the way a member's accept path does and answers.
