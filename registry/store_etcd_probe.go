@@ -20,14 +20,13 @@ import (
 const probeTimeout = 2 * time.Second
 
 // explain adds to err, a failure to get an answer from etcd in time, why no
-// endpoint answered, as far as a TCP connection and a TLS handshake of the
-// front end's own can tell: gRPC's deadline hides that etcd was down, took
-// only TLS clients, did not speak TLS, or refused the front end's
-// certificate or its CA etcd's, or was no etcd. The endpoints are probed at
-// once, each in at most two steps of probeTimeout, and every one that failed
-// is named. Other errors
-// (etcd's own answers, such as a refused login) already say what was wrong
-// and come back as they are.
+// endpoint answered, as far as a TCP connection, an HTTP/2 preface and a TLS
+// handshake of the front end's own can tell: gRPC's deadline hides that etcd
+// was down, took only TLS clients, did not speak TLS, refused the front end's
+// certificate or its CA etcd's, or was no etcd at all. The endpoints are
+// probed at once, each in at most two steps of probeTimeout, and every one
+// that failed is named. Other errors (etcd's own answers, such as a refused
+// login) already say what was wrong and come back as they are.
 func (e *etcdStore) explain(err error) error {
 	code := status.Code(err)
 	if !errors.Is(err, context.DeadlineExceeded) && code != codes.DeadlineExceeded && code != codes.Unavailable {

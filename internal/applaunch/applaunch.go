@@ -41,9 +41,10 @@ const envRank = "IBIS_RANK"
 // one fails or ctx ends, the others get SIGTERM; when the launcher is killed outright, the
 // kernel kills them (Linux). Interrupted by SIGINT or SIGTERM, it returns 128 plus the
 // signal's number (130 for Ctrl-C), as cmd/ibis-run does; stopped by ctx's deadline (the
-// applications' -timeout), it says so and returns 124, as timeout(1) and ibis-run do. name prefixes
-// its messages and the pool's name. The processes write to stdout and stderr unprefixed: the applications print
-// results on rank 0 only, and their errors name their rank.
+// applications' -timeout), it says so and returns 124, as timeout(1) and ibis-run do.
+// name prefixes its messages and the pool's name. The processes write to stdout and
+// stderr unprefixed: the applications print results on rank 0 only, and their errors
+// name their rank.
 //
 // With bind, and when there are at least np CPUs to run on (Linux), process k is bound to
 // the k-th of them, as mpirun binds ranks to cores by default: left to itself the kernel
