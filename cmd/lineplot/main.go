@@ -39,24 +39,24 @@ func main() {
 	xlabel := flag.String("x", "x", "the x axis's label")
 	ylabel := flag.String("y", "y", "the y axis's label")
 	flag.Parse()
-	in, err := figure.ReadInput(flag.Args(), os.Stdin)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "lineplot:", err)
-		os.Exit(1)
-	}
-	if err := run(bytes.NewReader(in), *out, *title, *xlabel, *ylabel); err != nil {
+	if err := run(flag.Args(), os.Stdin, *out, *title, *xlabel, *ylabel); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 }
 
-// run reads the points from r and writes the plot to out.
-func run(r io.Reader, out, title, xlabel, ylabel string) error {
+// run reads the points from files (stdin when there are none) and writes the
+// plot to out, once it knows out is a file it can write.
+func run(files []string, stdin io.Reader, out, title, xlabel, ylabel string) error {
 	ext := strings.ToLower(filepath.Ext(out))
 	if ext != ".png" && ext != ".svg" {
 		return fmt.Errorf("lineplot: -o %q: want a .png or .svg file", out)
 	}
-	series, err := readPoints(r)
+	in, err := figure.ReadInput(files, stdin)
+	if err != nil {
+		return fmt.Errorf("lineplot: %w", err)
+	}
+	series, err := readPoints(bytes.NewReader(in))
 	if err != nil {
 		return err
 	}

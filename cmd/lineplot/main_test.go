@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/iotest"
 )
 
 func TestReadPointsMedians(t *testing.T) {
@@ -37,7 +38,7 @@ func TestBadInput(t *testing.T) {
 			t.Errorf("%q: %v, want errInput", in, err)
 		}
 	}
-	if err := run(strings.NewReader("rs 1 1\n"), filepath.Join(t.TempDir(), "p.jpg"), "", "", ""); err == nil {
+	if err := run(nil, strings.NewReader("rs 1 1\n"), filepath.Join(t.TempDir(), "p.jpg"), "", "", ""); err == nil {
 		t.Error("a .jpg output was accepted")
 	}
 }
@@ -45,7 +46,7 @@ func TestBadInput(t *testing.T) {
 func TestWritesPNG(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "lat.png")
 	in := "rs 1 1.2\nrs 1 1.4\nrs 10 1.9\ncrs 1 1.1\ncrs 10 1.5\ncrs 10 1.7\n"
-	if err := run(strings.NewReader(in), out, "run time", "latency (ms)", "s"); err != nil {
+	if err := run(nil, strings.NewReader(in), out, "run time", "latency (ms)", "s"); err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(out)
@@ -54,5 +55,25 @@ func TestWritesPNG(t *testing.T) {
 	}
 	if len(b) < 1000 || string(b[1:4]) != "PNG" {
 		t.Errorf("%s: %d bytes, not a PNG", out, len(b))
+	}
+}
+
+// The points come from the files named (stdin left alone); a bad -o is said before any
+// input is read, so that it does not wait for a terminal's stdin first.
+func TestReadsFilesAndChecksOutputFirst(t *testing.T) {
+	dir := t.TempDir()
+	pts := filepath.Join(dir, "pts")
+	if err := os.WriteFile(pts, []byte("rs 1 1.2\nrs 10 1.9\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	untouched := iotest.ErrReader(errors.New("stdin read"))
+	if err := run([]string{pts}, untouched, filepath.Join(dir, "p.png"), "", "", ""); err != nil {
+		t.Fatalf("from a file: %v", err)
+	}
+	if err := run(nil, untouched, filepath.Join(dir, "p.jpg"), "", "", ""); err == nil || !strings.Contains(err.Error(), "-o") {
+		t.Fatalf("a .jpg output: %v, want the -o error before stdin is read", err)
+	}
+	if err := run([]string{filepath.Join(dir, "none")}, untouched, filepath.Join(dir, "p.png"), "", "", ""); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a missing file: %v, want os.ErrNotExist", err)
 	}
 }

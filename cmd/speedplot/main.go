@@ -43,24 +43,24 @@ func main() {
 	out := flag.String("o", "speedup.png", "the plot to write (`FILE`.png or .svg)")
 	title := flag.String("title", "Speedup", "the plot's title")
 	flag.Parse()
-	in, err := figure.ReadInput(flag.Args(), os.Stdin)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "speedplot:", err)
-		os.Exit(1)
-	}
-	if err := run(bytes.NewReader(in), *out, *title); err != nil {
+	if err := run(flag.Args(), os.Stdin, *out, *title); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 }
 
-// run reads the timings from r and writes the plot to out.
-func run(r io.Reader, out, title string) error {
+// run reads the timings from files (stdin when there are none) and writes the
+// plot to out, once it knows out is a file it can write.
+func run(files []string, stdin io.Reader, out, title string) error {
 	ext := strings.ToLower(filepath.Ext(out))
 	if ext != ".png" && ext != ".svg" {
 		return fmt.Errorf("speedplot: -o %q: want a .png or .svg file", out)
 	}
-	best, err := readTimings(r)
+	in, err := figure.ReadInput(files, stdin)
+	if err != nil {
+		return fmt.Errorf("speedplot: %w", err)
+	}
+	best, err := readTimings(bytes.NewReader(in))
 	if err != nil {
 		return err
 	}

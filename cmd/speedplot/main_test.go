@@ -14,7 +14,7 @@ import (
 func TestPlotFromTimings(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "s.png")
 	in := "# impl P seconds\ntcp 1 8.3 x\ntcp 2 3.8\ntcp 2 4.8\nnio 1 9.1\nnio 2 4.3\n\n"
-	if err := run(strings.NewReader(in), out, "t"); err != nil {
+	if err := run(nil, strings.NewReader(in), out, "t"); err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(out)
@@ -30,11 +30,11 @@ func TestPlotFromTimings(t *testing.T) {
 func TestBadInput(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "s.png")
 	for _, in := range []string{"", "tcp 2\n", "tcp two 3\n", "tcp 0 1\n", "tcp 1 -1\n", "tcp 2 1.0\n"} {
-		if err := run(strings.NewReader(in), out, "t"); !errors.Is(err, errInput) {
+		if err := run(nil, strings.NewReader(in), out, "t"); !errors.Is(err, errInput) {
 			t.Errorf("%q: %v, want errInput", in, err)
 		}
 	}
-	if err := run(strings.NewReader("tcp 1 1\n"), filepath.Join(t.TempDir(), "s.txt"), "t"); err == nil {
+	if err := run(nil, strings.NewReader("tcp 1 1\n"), filepath.Join(t.TempDir(), "s.txt"), "t"); err == nil {
 		t.Error("a .txt output was accepted")
 	}
 }
