@@ -62,8 +62,10 @@ var _ = register(&testCase{
 		if got := len(sp.ConnectedTo()); got != 0 {
 			t.Errorf("send port still lists %d connections", got)
 		}
-		if _, err := sp.NewMessage(e.Ctx); !errors.Is(err, ipl.ErrNotConnected) {
-			t.Errorf("NewMessage after the only receiver died: %v, want ErrNotConnected", err)
+		// The loss counted against no message: NewMessage says it, as well as that
+		// no connection is left.
+		if _, err := sp.NewMessage(e.Ctx); !errors.Is(err, ipl.ErrNotConnected) || !errors.Is(err, ipl.ErrConnectionLost) {
+			t.Errorf("NewMessage after the only receiver died: %v, want ErrNotConnected and ErrConnectionLost", err)
 		}
 	},
 	child: func(e *Env) error {

@@ -64,6 +64,9 @@ type SendPort struct {
 	mu    sync.Mutex
 	conns []*sendConn
 	lost  []ipl.ReceivePortIdentifier
+	// lastLoss is why the latest lost connection went, until a connection joins or is
+	// disconnected: a NewMessage that finds none left says why, not only "not connected".
+	lastLoss error
 	// Connects under way, each to its receive port: a second Connect to the same port
 	// (to any, on a port that takes one receiver) waits for the first one's outcome.
 	dialing []*dialing
@@ -79,6 +82,7 @@ type SendPort struct {
 	connsGen  atomic.Uint64
 	msgGen    uint64
 	msgClosed bool
+	msgLoss   error
 	// cuts are connections whose receiver cut them and said how many messages it
 	// took (a cut notice, cutnotice.go), not yet held against the messages their
 	// Finish handed over: the next Finish, Disconnect or Close does that, once.
@@ -350,6 +354,7 @@ func (sp *SendPort) join(ctx context.Context, oc *sendConn, c OutConn, what stri
 	gone, closed := oc.gone.Load(), sp.closed
 	if !gone && !closed {
 		sp.conns = append(sp.conns, oc)
+		sp.lastLoss = nil
 		sp.connsGen.Add(1)
 		sp.stats.made.Add(1)
 	}
@@ -401,6 +406,7 @@ func (sp *SendPort) Disconnect(ctx context.Context, from ipl.ReceivePortIdentifi
 		if sameIbis(c.to.Ibis, from.Ibis) && c.to.Name == from.Name {
 			oc = c
 			sp.conns = append(sp.conns[:i:i], sp.conns[i+1:]...)
+			sp.lastLoss = nil
 			sp.connsGen.Add(1)
 			break
 		}
@@ -792,6 +798,7 @@ func (oc *sendConn) lose(cause error, hear bool) error {
 	for i, x := range sp.conns {
 		if x == oc {
 			sp.conns = append(sp.conns[:i:i], sp.conns[i+1:]...)
+			sp.lastLoss = err
 			sp.connsGen.Add(1)
 			found = true
 			break
@@ -869,6 +876,7 @@ func (sp *SendPort) NewMessage(ctx context.Context) (ipl.WriteMessage, error) {
 		sp.mu.Lock()
 		sp.msgGen = sp.connsGen.Load()
 		sp.msgClosed = sp.closed
+		sp.msgLoss = sp.lastLoss
 		clear(sp.msgConns)
 		sp.msgConns = append(sp.msgConns[:0], sp.conns...)
 		sp.mu.Unlock()
@@ -887,6 +895,11 @@ func (sp *SendPort) NewMessage(ctx context.Context) (ipl.WriteMessage, error) {
 	}
 	if n == 0 {
 		sp.release()
+		if sp.msgLoss != nil {
+			// Lost after the last message's writes (a reader or keepalive found it),
+			// the loss counted against no message: say it here, or nobody would.
+			return nil, fmt.Errorf("new message at %s: %w: the last connection was lost: %w", sp.id, ipl.ErrNotConnected, sp.msgLoss)
+		}
 		return nil, fmt.Errorf("new message at %s: %w: connect the port first", sp.id, ipl.ErrNotConnected)
 	}
 	sp.w.Reset()
