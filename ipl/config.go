@@ -71,7 +71,9 @@ type Config struct {
 	// ConnectTimeout bounds a Connect, ConnectGlobal, the publishing of a Global receive
 	// port and its withdrawal at Close, when their context has no deadline.
 	ConnectTimeout time.Duration
-	// MaxMessageSize bounds the bytes of one received message.
+	// MaxMessageSize bounds the bytes of one received message. A receive port tells
+	// each sender its bound when it connects; a send port keeps to the least of its
+	// own and its receivers' (a bigger write fails with ErrTooLarge).
 	MaxMessageSize int64
 	// MessageTimeout bounds how long a receiver waits for the next bytes of a message
 	// that has begun to arrive (0: DefaultMessageTimeout; negative: no bound).
@@ -205,7 +207,8 @@ func WithConnectTimeout(d time.Duration) Option { return func(c *Config) { c.Con
 // complete messages even for that long.
 func WithMessageTimeout(d time.Duration) Option { return func(c *Config) { c.MessageTimeout = d } }
 
-// WithMaxMessageSize bounds the bytes of one received message.
+// WithMaxMessageSize bounds the bytes of one received message; the send ports
+// connected to this Ibis's receive ports keep to it too.
 func WithMaxMessageSize(n int64) Option { return func(c *Config) { c.MaxMessageSize = n } }
 
 // WithHeartbeatInterval sets the heartbeat interval of an embedded registry (how often

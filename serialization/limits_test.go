@@ -199,6 +199,23 @@ func TestWriterOversizeValues(t *testing.T) {
 	}
 }
 
+// SetMaxMessageSize lowers and raises the limit between messages; a write it refuses
+// says whose limit it was.
+func TestWriterSetMaxMessageSize(t *testing.T) {
+	w := NewWriter(KindData, &memSink{})
+	must(t, w.WriteArray(make([]byte, 4000)))
+	get[int64](t)(w.Finish())
+	w.SetMaxMessageSize(1000, "the receiver's")
+	wantErr(t, w.WriteArray(make([]byte, 4000)), ErrTooLarge, "1000", "(the receiver's)")
+	must(t, w.WriteArray(make([]byte, 900)))
+	if n := get[int64](t)(w.Finish()); n > 1000 {
+		t.Fatalf("message of %d bytes over the limit", n)
+	}
+	w.SetMaxMessageSize(0, "") // no limit
+	must(t, w.WriteArray(make([]byte, 4000)))
+	get[int64](t)(w.Finish())
+}
+
 // corruptible returns a valid message of one int32 and a function that returns a copy
 // of it with byte i set to v, to corrupt a header one field at a time.
 func corruptible() (valid []byte, mod func(i int, v byte) []byte) {

@@ -21,8 +21,9 @@ type Writer struct {
 	sink      Sink
 	cfg       writerConfig
 	orderByte byte
-	swap      bool  // the wire order is not native: swap every element
-	cfgErr    error // a construction error no Reset clears
+	swap      bool   // the wire order is not native: swap every element
+	cfgErr    error  // a construction error no Reset clears
+	limitBy   string // whose limit cfg.maxMessage is, when SetMaxMessageSize set it
 
 	cur   *packetBuf // the small packet being filled
 	body  int        // bytes in cur
@@ -173,6 +174,18 @@ func (w *Writer) updateLimit() {
 		l = room
 	}
 	w.limit = int(max(l, -1))
+}
+
+// SetMaxMessageSize changes the message limit set by WithMaxMessageSize; by, when not
+// empty, says whose limit it is in the ErrTooLarge of a write it refuses. Call it
+// between messages. A sender learns its receivers' limits only once connected: it
+// lowers its own to theirs, so that a message they would refuse fails at the write
+// instead of costing the connection.
+func (w *Writer) SetMaxMessageSize(n int64, by string) {
+	w.cfg.maxMessage = n
+	w.cfg.normalize()
+	w.limitBy = by
+	w.updateLimit()
 }
 
 // fail records a sticky error.

@@ -4,8 +4,12 @@ import "fmt"
 
 // tooLarge is the error of a write the message limit refuses.
 func (w *Writer) tooLarge(what string, size int64) error {
-	return fmt.Errorf("%w: writing %s would make the message at least %d bytes, over the limit of %d bytes",
-		ErrTooLarge, what, size, w.cfg.maxMessage)
+	by := ""
+	if w.limitBy != "" {
+		by = " (" + w.limitBy + ")"
+	}
+	return fmt.Errorf("%w: writing %s would make the message at least %d bytes, over the limit of %d bytes%s",
+		ErrTooLarge, what, size, w.cfg.maxMessage, by)
 }
 
 // plan is a projection of the message size: it follows exactly the rules

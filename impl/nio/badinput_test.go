@@ -29,6 +29,18 @@ func TestOversizeMessageRefused(t *testing.T) {
 	}
 }
 
+// A sender keeps to its receiver's smaller message limit, whatever its send flavour and
+// the receiver's receive flavour.
+func TestReceiverLimitRefused(t *testing.T) {
+	for _, send := range []string{"blocking", "nonblocking", "thread"} {
+		for _, recv := range []string{"nonblocking", "thread"} {
+			t.Run(send+"-to-"+recv, func(t *testing.T) {
+				impltest.ReceiverLimitRefused(t, Name, map[string]string{PropertySend: send, PropertyReceive: recv})
+			})
+		}
+	}
+}
+
 // oneToOneBadType is the port type of the blocking bad-input test: a blocking receive
 // port reads a single connection, so the type is one-to-one (a many-to-one type that
 // asks for receiveport.blocking is refused). It is made when used: the flavour

@@ -72,3 +72,6 @@ func TestSpinProperty(t *testing.T) {
 		}
 	}
 }
+
+// A sender keeps to its receiver's smaller message limit.
+func TestReceiverLimitRefused(t *testing.T) { impltest.ReceiverLimitRefused(t, Name, nil) }

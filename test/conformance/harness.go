@@ -70,6 +70,9 @@ type testCase struct {
 	kills    bool // the case kills a member (Env.Kill)
 	// messageTimeout, when set, is every member's message timeout (ipl.WithMessageTimeout).
 	messageTimeout time.Duration
+	// childMaxMessage, when set, is the children's message limit
+	// (ipl.WithMaxMessageSize); the parent keeps the default.
+	childMaxMessage int64
 	// heartbeat, when set, replaces the suite's heartbeat interval.
 	heartbeat time.Duration
 	// deathTimeout, when set, replaces the registry's death timeout (how long a silent
@@ -213,6 +216,9 @@ func runCase(t *testing.T, opts Options, tc *testCase) {
 	if tc.messageTimeout != 0 {
 		popts = append(popts, ipl.WithMessageTimeout(tc.messageTimeout))
 		cenv = append(cenv, ipl.EnvMessageTimeout+"="+tc.messageTimeout.String())
+	}
+	if tc.childMaxMessage != 0 {
+		cenv = append(cenv, fmt.Sprintf("%s=%d", ipl.EnvMaxMsg, tc.childMaxMessage))
 	}
 	ib, err := newIbis(ctx, opts.Impl, opts.Properties, popts...)
 	if err != nil {

@@ -91,6 +91,9 @@ func runMPICase(t *testing.T, mpirun string, opts Options, np int, tc *testCase,
 	if tc.messageTimeout != 0 {
 		env = append(env, ipl.EnvMessageTimeout+"="+tc.messageTimeout.String())
 	}
+	if tc.childMaxMessage != 0 { // rank 0, the parent, sets its own (RunMPIParent)
+		env = append(env, fmt.Sprintf("%s=%d", ipl.EnvMaxMsg, tc.childMaxMessage))
+	}
 	// Rank 0's embedded registry: the suite's generous failure detection (see heartbeat).
 	env = append(env, ipl.EnvHeartbeat+"="+heartbeat.String())
 	// At the end of ctx mpirun gets SIGTERM, which it passes on to the ranks and cleans up
@@ -126,6 +129,9 @@ func RunMPIParent(t *testing.T, opts Options) {
 	popts := []ipl.Option{ipl.WithTag("parent")}
 	if tc.messageTimeout != 0 {
 		popts = append(popts, ipl.WithMessageTimeout(tc.messageTimeout))
+	}
+	if tc.childMaxMessage != 0 {
+		popts = append(popts, ipl.WithMaxMessageSize(ipl.DefaultMaxMessageSize))
 	}
 	ib, err := newIbis(ctx, opts.Impl, opts.Properties, popts...)
 	if err != nil {

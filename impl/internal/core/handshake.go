@@ -78,6 +78,10 @@ type Request struct {
 type Reply struct {
 	Code   ReplyCode `msgpack:"code"`
 	Detail string    `msgpack:"detail"`
+	// MaxMessage is the largest message (wire bytes) the accepting port takes, so that
+	// its sender refuses a bigger one at the write; 0 (a peer that does not say) is no
+	// limit beyond the sender's own.
+	MaxMessage int64 `msgpack:"max,omitempty"`
 }
 
 // Err turns a refusal into an error matching the ipl sentinel for its code, or nil.

@@ -157,7 +157,7 @@ func (p *ReceivePort) accept(req *Request, conn InConn) (*Reply, *Acceptance) {
 	}
 	p.in.stalls.add(ic)
 	p.log.Debug("accepted connection", zap.Stringer("from", req.From))
-	return &Reply{Code: ReplyAccepted}, &Acceptance{port: p, conn: conn, ic: ic}
+	return &Reply{Code: ReplyAccepted, MaxMessage: p.in.cfg.MaxMessageSize}, &Acceptance{port: p, conn: conn, ic: ic}
 }
 
 func (p *ReceivePort) closedReply() *Reply {

@@ -83,6 +83,10 @@ type SendPort struct {
 	msgGen    uint64
 	msgClosed bool
 	msgLoss   error
+	// msgLimit is the message limit the writer has (sendlimit.go), 0 before the
+	// first; msgLimitBy the receiver it is from, nil for the port's own.
+	msgLimit   int64
+	msgLimitBy *sendConn
 	// cuts are connections whose receiver cut them and said how many messages it
 	// took (a cut notice, cutnotice.go), not yet held against the messages their
 	// Finish handed over: the next Finish, Disconnect or Close does that, once.
@@ -131,6 +135,9 @@ type sendConn struct {
 	// route names a route other than a direct dial (reverse set-up, relay via hub H),
 	// for the error that reports the connection's loss; set before it is joined.
 	route string
+	// maxMessage is the largest message the receiver takes (its handshake reply; 0
+	// when it did not say); set before the connection is joined.
+	maxMessage int64
 }
 
 // dialing is a Connect under way; done is closed when it has ended, either way.
@@ -246,6 +253,7 @@ func (sp *SendPort) Connect(ctx context.Context, to ipl.IbisIdentifier, port str
 			if rt.kind != routeDirect {
 				oc.route = rt.String()
 			}
+			oc.maxMessage = rep.MaxMessage
 			err := sp.join(ctx, oc, c, what)
 			if err == nil {
 				sp.stats.routed(rt.kind)
@@ -880,6 +888,7 @@ func (sp *SendPort) NewMessage(ctx context.Context) (ipl.WriteMessage, error) {
 		clear(sp.msgConns)
 		sp.msgConns = append(sp.msgConns[:0], sp.conns...)
 		sp.mu.Unlock()
+		sp.fitLimit()
 	}
 	n, closed := len(sp.msgConns), sp.msgClosed
 	if cap(sp.msgMissed) < n {
