@@ -544,8 +544,10 @@ func (c *Client) shutdown(err error) {
 
 // Leave leaves the pool cleanly: the other members get a Left event, this
 // member's elections and bound names are released, and the client ends
-// (Err returns ErrClosed). Events not yet delivered are dropped. If ctx ends
-// first, the connection is closed anyway and the others see Died instead;
+// (Err returns ErrClosed). Events not yet delivered are dropped. With several
+// front ends, a leave the member's own does not confirm within a second (it may
+// be stopped) is made through another. If ctx ends first, the connection is
+// closed anyway and the others see Died instead;
 // so do they when Leave is called while the registry is lost (the member
 // cannot say goodbye to a server that is not there, and a restarted server
 // reports the members that do not come back as dead). A Leave or Close
@@ -565,7 +567,7 @@ func (c *Client) Leave(ctx context.Context) error {
 	}
 	c.leaving = true
 	c.mu.Unlock()
-	_, err := c.call(ctx, &message{Kind: kindLeave})
+	err := c.leave(ctx)
 	close(c.leaveDone)
 	c.shutdown(ErrClosed)
 	if err != nil {
@@ -588,15 +590,19 @@ func (c *Client) Close() error {
 		return nil
 	default:
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), closeLeaveTimeout)
+	wait := closeLeaveTimeout
+	if len(c.eps) > 1 {
+		wait += leaveMoveAfter // time to leave through another front end
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
 	err := c.Leave(ctx)
 	c.shutdown(ErrClosed)
 	switch {
 	case err == nil, errors.Is(err, ErrClosed), errors.Is(err, ErrRegistryLost):
-	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil:
+	case errors.Is(err, context.DeadlineExceeded): // no front end confirmed in time
 		c.log.Warn("the registry did not confirm the leave in time; the others may hear that this member died",
-			zap.String("addr", c.Addr()), zap.Duration("waited", closeLeaveTimeout))
+			zap.String("addr", c.Addr()), zap.Duration("waited", wait))
 	default:
 		return err
 	}

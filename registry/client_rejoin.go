@@ -200,6 +200,12 @@ func transient(err error) bool {
 // resume. The session it returns is already the client's own (see
 // restored).
 func (c *Client) rejoin(ctx context.Context, i int) (*session, error) {
+	return c.rejoinWithin(ctx, c.life, i)
+}
+
+// rejoinWithin is rejoin with the exchange on the new session bounded by calls
+// (rejoin's by the client's life: see rejoinOn) instead.
+func (c *Client) rejoinWithin(ctx, calls context.Context, i int) (*session, error) {
 	ep := c.eps[i]
 	limit := c.cfg.joinTimeout
 	if len(c.eps) > 1 {
@@ -225,18 +231,18 @@ func (c *Client) rejoin(ctx context.Context, i int) (*session, error) {
 	s := c.newSession(conn)
 	s.front = i
 	s.start()
-	if err := c.rejoinOn(s); err != nil {
+	if err := c.rejoinOn(calls, s); err != nil {
 		s.end(fmt.Errorf("rejoin failed: %w", err))
 		return nil, err
 	}
 	return s, nil
 }
 
-// rejoinOn runs the rejoin exchange on a new session. It is bounded by the
-// client's life only: a server that answers may take up to its recovery
+// rejoinOn runs the rejoin exchange on a new session, bounded by ctx: for a
+// rejoin, the client's life only: a server that answers may take up to its recovery
 // grace period to rebuild the pool before it answers the resume, and a
 // server that goes silent is caught by the session's read deadline.
-func (c *Client) rejoinOn(s *session) error {
+func (c *Client) rejoinOn(ctx context.Context, s *session) error {
 	c.mu.Lock()
 	id := c.id
 	req := &message{
@@ -250,7 +256,7 @@ func (c *Client) rejoinOn(s *session) error {
 		Epoch:    c.mem.epoch,
 	}
 	c.mu.Unlock()
-	rep, err := c.callOn(c.life, s, req)
+	rep, err := c.callOn(ctx, s, req)
 	if err == nil {
 		err = c.acceptJoin(s, rep, false)
 	}
@@ -258,11 +264,11 @@ func (c *Client) rejoinOn(s *session) error {
 		return fmt.Errorf("rejoin as %s: %w", id, err)
 	}
 	for _, m := range c.restoreMessages() {
-		if _, err := c.callOn(c.life, s, m); err != nil {
+		if _, err := c.callOn(ctx, s, m); err != nil {
 			return fmt.Errorf("restore the state of %s: %w", id, err)
 		}
 	}
-	if _, err := c.callOn(c.life, s, c.resumeMessage()); err != nil {
+	if _, err := c.callOn(ctx, s, c.resumeMessage()); err != nil {
 		c.mu.Lock()
 		back := c.sess == s
 		c.mu.Unlock()
@@ -286,8 +292,11 @@ func (c *Client) restored(s *session) {
 	c.lost = nil
 	c.mem.epoch, c.mem.restartable = s.epoch, s.restartable
 	c.cur.Store(int32(s.front))
+	leaving := c.leaving // a move to leave (client_leave.go) lost nothing
 	c.mu.Unlock()
-	c.queue.Push(Event{Type: RegistryRestored, Member: c.id})
+	if !leaving {
+		c.queue.Push(Event{Type: RegistryRestored, Member: c.id})
+	}
 }
 
 // Estimates of encoded sizes, for packing restore messages below the

@@ -6,8 +6,8 @@
 //
 // Each test injects one fault while the members join, elect, signal and draw
 // sequence numbers: SIGKILL of a front end, SIGKILL of the etcd leader, SIGSTOP of a
-// front end for 20 s, every etcd node down for 10 s, and a front end cut off from
-// etcd. One checker then holds every member's record of events to the registry's
+// front end for 20 s (and for a member's leave), every etcd node down for 10 s, and
+// a front end cut off from etcd. One checker then holds every member's record of events to the registry's
 // promises: per member, events in strictly increasing order with no duplicate and,
 // after its own join, no gap; the same event at the same place for every member;
 // one winner per election; no death of a member that is alive; sequence numbers

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ibisgo/ibis/internal/etcdtest"
 	"github.com/ibisgo/ibis/registry"
 )
 
@@ -226,4 +227,26 @@ func (f *frontEnd) logTail() string {
 		lines = lines[len(lines)-logTailLines:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// haPool starts what most fault tests begin with: a three-node etcd cluster, front
+// ends A and B over it (each given args), and the test's world, whose members list
+// both.
+func haPool(t *testing.T, args ...string) (eps []string, a, b *frontEnd, w *world) {
+	t.Helper()
+	eps = etcdtest.StartCluster(t, 3).Endpoints()
+	a = startFrontEnd(t, "A", eps, args...)
+	b = startFrontEnd(t, "B", eps, args...)
+	return eps, a, b, newWorld(t, a, b)
+}
+
+// spreadAt returns the members of ms at front end f, failing the test unless Join
+// spread ms over more than f.
+func spreadAt(t *testing.T, ms []*member, f *frontEnd) []*member {
+	t.Helper()
+	on := at(ms, f.addr)
+	if len(on) == 0 || len(on) == len(ms) {
+		t.Fatalf("%d of %d members joined at %s: Join should spread them over both front ends", len(on), len(ms), f.name)
+	}
+	return on
 }

@@ -8,8 +8,6 @@ import (
 	"slices"
 	"testing"
 	"time"
-
-	"github.com/ibisgo/ibis/internal/etcdtest"
 )
 
 // shortTimeouts make a front end's lease (its death timeout) end within seconds, for
@@ -22,11 +20,7 @@ var shortTimeouts = []string{"-heartbeat", "500ms", "-death-timeout", "10s"}
 // ended; the checker finds every promise kept.
 func TestKillFrontEnd(t *testing.T) {
 	needHA(t)
-	cluster := etcdtest.StartCluster(t, 3)
-	eps := cluster.Endpoints()
-	a := startFrontEnd(t, "A", eps, shortTimeouts...)
-	b := startFrontEnd(t, "B", eps, shortTimeouts...)
-	w := newWorld(t, a, b)
+	eps, a, b, w := haPool(t, shortTimeouts...)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*testTimeout)
 	defer cancel()
 
@@ -34,10 +28,7 @@ func TestKillFrontEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	onA := at(first, a.addr)
-	if len(onA) == 0 || len(onA) == len(first) {
-		t.Fatalf("%d of %d members joined at A: Join should spread them over both front ends", len(onA), len(first))
-	}
+	onA := spreadAt(t, first, a)
 	for r := range 2 {
 		if err := work(ctx, first, r, false); err != nil {
 			t.Fatal(err)

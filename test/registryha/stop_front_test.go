@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ibisgo/ibis/internal/etcdtest"
 	"github.com/ibisgo/ibis/registry"
 )
 
@@ -26,11 +25,7 @@ const minSilence = registry.DefaultDeathTimeout/2 - registry.DefaultHeartbeatInt
 // dead, and once it runs again (SIGCONT) it serves: a new member joins there.
 func TestStopFrontEnd(t *testing.T) {
 	needHA(t)
-	cluster := etcdtest.StartCluster(t, 3)
-	eps := cluster.Endpoints()
-	a := startFrontEnd(t, "A", eps)
-	b := startFrontEnd(t, "B", eps)
-	w := newWorld(t, a, b)
+	eps, a, _, w := haPool(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*testTimeout)
 	defer cancel()
 
@@ -41,10 +36,7 @@ func TestStopFrontEnd(t *testing.T) {
 	if err := work(ctx, ms, 0, false); err != nil {
 		t.Fatal(err)
 	}
-	onA := at(ms, a.addr)
-	if len(onA) == 0 || len(onA) == len(ms) {
-		t.Fatalf("%d of %d members joined at A: Join should spread them over both front ends", len(onA), len(ms))
-	}
+	onA := spreadAt(t, ms, a)
 
 	stopped := time.Now() // before the signal: the silence cannot begin earlier
 	a.stop()
