@@ -20,8 +20,8 @@ type SendPort interface {
 	// Disconnect ends the connection to a receive port cleanly.
 	Disconnect(ctx context.Context, from ReceivePortIdentifier) error
 	// NewMessage starts a message. It waits while another message of this port lives.
-	// With no connection it fails with ErrNotConnected; where the last connection was
-	// lost, and that loss failed no message, the error matches ErrConnectionLost too.
+	// With no connection it fails with ErrNotConnected; when the last connection was
+	// lost (not disconnected), the error also matches ErrConnectionLost and says why.
 	NewMessage(ctx context.Context) (WriteMessage, error)
 	// ConnectedTo lists the receive ports this port is connected to.
 	ConnectedTo() []ReceivePortIdentifier

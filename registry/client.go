@@ -545,9 +545,10 @@ func (c *Client) shutdown(err error) {
 // Leave leaves the pool cleanly: the other members get a Left event, this
 // member's elections and bound names are released, and the client ends
 // (Err returns ErrClosed). Events not yet delivered are dropped. With several
-// front ends, a leave the member's own does not confirm within a second (it may
-// be stopped) is made through another. If ctx ends first, the connection is
-// closed anyway and the others see Died instead;
+// front ends, a leave that the member's own does not confirm within a second
+// (it may be stopped), or whose connection to it breaks, is made through
+// another. If ctx ends first, the connection is closed anyway and the others
+// see Died instead;
 // so do they when Leave is called while the registry is lost (the member
 // cannot say goodbye to a server that is not there, and a restarted server
 // reports the members that do not come back as dead). A Leave or Close
@@ -599,10 +600,10 @@ func (c *Client) Close() error {
 	err := c.Leave(ctx)
 	c.shutdown(ErrClosed)
 	switch {
-	case err == nil, errors.Is(err, ErrClosed), errors.Is(err, ErrRegistryLost):
-	case errors.Is(err, context.DeadlineExceeded): // no front end confirmed in time
+	case errors.Is(err, errUnconfirmed), errors.Is(err, context.DeadlineExceeded):
 		c.log.Warn("the registry did not confirm the leave in time; the others may hear that this member died",
-			zap.String("addr", c.Addr()), zap.Duration("waited", wait))
+			zap.String("addr", c.Addr()), zap.Duration("waited", wait), zap.Error(err))
+	case err == nil, errors.Is(err, ErrClosed), errors.Is(err, ErrRegistryLost):
 	default:
 		return err
 	}

@@ -2,77 +2,107 @@ package registry
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"go.uber.org/zap"
 )
 
 // leaveMoveAfter is how long a member of several front ends waits for its own to
-// confirm a leave before it also tries the others. A front end that is stopped (SIGSTOP,
-// a hung host) holds the leave unanswered; when it runs again the member's connection is
-// gone, and the others would hear Died for a member that left. A front end that runs
-// confirms within a store round trip.
+// confirm a leave before it also tries the others, and how long it gives each of them
+// but the last. A front end that is stopped (SIGSTOP, a hung host) holds the leave
+// unanswered; when it runs again the member's connection is gone, and the others would
+// hear Died for a member that left. A front end that runs confirms within a store round
+// trip.
 const leaveMoveAfter = time.Second
 
+// errUnconfirmed marks a leave that no front end confirmed, for Close to log.
+var errUnconfirmed = errors.New("no registry front end confirmed the leave")
+
 // leave asks the registry to record this member's leave. With several front ends (a
-// shared store), while its own front end has not confirmed within leaveMoveAfter the
-// member also moves to the others in turn (the takeover of a rejoin, client_rejoin.go)
-// and leaves there, so that the pool hears Left. Whichever confirms first ends it; a
-// move that finds the member gone (its own front end recorded the leave meanwhile)
-// fails and is no harm. The error is the first front end's when none confirmed.
+// shared store), while its own front end has not confirmed within leaveMoveAfter, or
+// once the session with it broke, the member also moves to the others in turn (the
+// takeover of a rejoin, client_rejoin.go) and leaves there, so that the pool hears
+// Left. Whichever confirms first ends it; the supervisor stands down meanwhile
+// (supervise), so that its rejoin does not take the member from the move. A member
+// whose registry is lost already leaves nothing (see Leave).
 func (c *Client) leave(ctx context.Context) error {
+	s, err := c.current()
+	if err != nil {
+		return err
+	}
 	if len(c.eps) == 1 {
-		_, err := c.call(ctx, &message{Kind: kindLeave})
+		_, err := c.callOn(ctx, s, &message{Kind: kindLeave})
 		return err
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	defer cancel() // ends the call below if another front end confirmed
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel() // ends the calls still under way once one front end confirmed
 	first := make(chan error, 1)
-	go func() {
-		_, err := c.call(ctx, &message{Kind: kindLeave})
+	wg.Go(func() {
+		_, err := c.callOn(ctx, s, &message{Kind: kindLeave})
 		first <- err
-	}()
+	})
 	t := time.NewTimer(leaveMoveAfter)
 	defer t.Stop()
+	var firstErr error
 	select {
-	case err := <-first:
-		return err
+	case firstErr = <-first:
+		if firstErr == nil || !errors.Is(firstErr, ErrRegistryLost) {
+			return firstErr
+		}
+		first = nil // the session broke: the others may still take the leave
 	case <-t.C:
 	}
 	from := int(c.cur.Load())
 	c.log.Info("the registry front end did not confirm the leave; leaving through another too",
-		zap.String("addr", c.eps[from].addr), zap.Duration("waited", leaveMoveAfter))
-	for k := 1; k < len(c.eps) && ctx.Err() == nil; k++ {
-		i := (from + k) % len(c.eps)
-		if c.leaveAt(ctx, i) {
-			return nil
-		}
+		zap.String("addr", c.eps[from].addr), zap.NamedError("session", firstErr))
+	moved := make(chan bool, 1)
+	wg.Go(func() { moved <- c.leaveElsewhere(ctx, from) })
+	for first != nil || moved != nil {
 		select {
 		case err := <-first:
-			return err
-		default:
+			if err == nil {
+				return nil
+			}
+			// A refusal here may be the move's doing (the member is no longer this
+			// session's): the move decides.
+			firstErr, first = err, nil
+		case ok := <-moved:
+			if ok {
+				return nil
+			}
+			moved = nil
 		}
 	}
-	err := <-first // ends with ctx at the latest
-	if err != nil {
-		err = fmt.Errorf("front end %s did not confirm, and no other took the leave: %w", c.eps[from].addr, err)
-	}
-	return err
+	return fmt.Errorf("%w: front end %s: %w, and no other took it", errUnconfirmed, c.eps[from].addr, firstErr)
 }
 
-// leaveAt moves this member to front end i and leaves there; it reports whether that
-// front end confirmed the leave.
-func (c *Client) leaveAt(ctx context.Context, i int) bool {
-	s, err := c.rejoinWithin(ctx, ctx, i)
-	if err == nil {
-		_, err = c.callOn(ctx, s, &message{Kind: kindLeave})
-		s.end(ErrClosed)
-	}
-	if err != nil {
+// leaveElsewhere tries the front ends after from in turn: it moves this member there
+// and leaves. Each but the last gets leaveMoveAfter, so that a hung one does not
+// keep the member from the rest. It reports whether one confirmed the leave.
+func (c *Client) leaveElsewhere(ctx context.Context, from int) bool {
+	n := len(c.eps)
+	for k := 1; k < n && ctx.Err() == nil; k++ {
+		i := (from + k) % n
+		actx, cancel := ctx, context.CancelFunc(func() {})
+		if k < n-1 {
+			actx, cancel = context.WithTimeout(ctx, leaveMoveAfter)
+		}
+		s, err := c.rejoinWithin(actx, actx, i)
+		if err == nil {
+			_, err = c.callOn(actx, s, &message{Kind: kindLeave})
+			s.end(ErrClosed)
+		}
+		cancel()
+		if err == nil {
+			c.log.Info("left through another front end", zap.String("addr", c.eps[i].addr))
+			return true
+		}
 		c.log.Debug("leaving through another front end failed", zap.String("addr", c.eps[i].addr), zap.Error(err))
-		return false
 	}
-	c.log.Info("left through another front end", zap.String("addr", c.eps[i].addr))
-	return true
+	return false
 }

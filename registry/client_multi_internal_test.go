@@ -130,13 +130,14 @@ func (f *storeless) close() {
 	f.wg.Wait()
 }
 
-// muteProxy forwards TCP connections to a target until mute is called;
+// muteProxy forwards TCP connections to a target until mute (or hold) is called;
 // from then on it drops what arrives in both directions but keeps the
 // connections open, as a front end that went silent would.
 type muteProxy struct {
 	ln     net.Listener
 	target string
 	muted  atomic.Bool
+	held   atomic.Bool // the member's direction only
 	mu     sync.Mutex
 	conns  []net.Conn
 	wg     sync.WaitGroup
@@ -159,6 +160,11 @@ func (p *muteProxy) addr() string { return p.ln.Addr().String() }
 
 func (p *muteProxy) mute() { p.muted.Store(true) }
 
+// hold drops what the member writes from now on, while what the front end writes, and
+// its closing of the connection, still reach the member: a front end that runs and
+// applies what the others record, but takes no requests.
+func (p *muteProxy) hold() { p.held.Store(true) }
+
 func (p *muteProxy) accept() {
 	defer p.wg.Done()
 	for {
@@ -175,20 +181,20 @@ func (p *muteProxy) accept() {
 		p.conns = append(p.conns, in, out)
 		p.mu.Unlock()
 		p.wg.Add(2)
-		go p.pipe(in, out)
-		go p.pipe(out, in)
+		go p.pipe(in, out, &p.held)
+		go p.pipe(out, in, nil)
 	}
 }
 
-// pipe copies src to dst while not muted; a finished direction closes both
-// connections.
-func (p *muteProxy) pipe(src, dst net.Conn) {
+// pipe copies src to dst while not muted, nor held where held is given; a
+// finished direction closes both connections.
+func (p *muteProxy) pipe(src, dst net.Conn, held *atomic.Bool) {
 	defer p.wg.Done()
 	defer func() { _ = src.Close(); _ = dst.Close() }()
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := src.Read(buf)
-		if n > 0 && !p.muted.Load() {
+		if n > 0 && !p.muted.Load() && (held == nil || !held.Load()) {
 			if _, werr := dst.Write(buf[:n]); werr != nil {
 				return
 			}

@@ -38,8 +38,15 @@ func (c *Client) supervise(s *session) {
 		}
 		cause := s.err
 		c.mu.Lock()
-		restartable := c.mem.restartable
+		restartable, leaving := c.mem.restartable, c.leaving
 		c.mu.Unlock()
+		if leaving {
+			// A Leave is under way and ends the client. It may have moved the member
+			// to another front end (client_leave.go), whose takeover closed this
+			// session: a rejoin now would take the member from that leave.
+			<-c.done
+			return
+		}
 		switch {
 		case errors.Is(cause, ErrDeclaredDead):
 			c.giveUp(cause)

@@ -905,8 +905,8 @@ func (sp *SendPort) NewMessage(ctx context.Context) (ipl.WriteMessage, error) {
 	if n == 0 {
 		sp.release()
 		if sp.msgLoss != nil {
-			// Lost after the last message's writes (a reader or keepalive found it),
-			// the loss counted against no message: say it here, or nobody would.
+			// Say why: a loss found after the last message's writes (a reader or a
+			// keepalive found it) counted against no message, and nobody else would.
 			return nil, fmt.Errorf("new message at %s: %w: the last connection was lost: %w", sp.id, ipl.ErrNotConnected, sp.msgLoss)
 		}
 		return nil, fmt.Errorf("new message at %s: %w: connect the port first", sp.id, ipl.ErrNotConnected)
@@ -916,12 +916,12 @@ func (sp *SendPort) NewMessage(ctx context.Context) (ipl.WriteMessage, error) {
 	sp.msgTurn ^= 1
 	*m = writeMessage{sp: sp, w: sp.w, seq: -1}
 	if sp.numbered {
+		if err := sp.w.WriteInt64(sp.seq); err != nil {
+			sp.release() // the number is not used up: the next message has it
+			return nil, writeError(err)
+		}
 		m.seq = sp.seq
 		sp.seq++
-		if err := sp.w.WriteInt64(m.seq); err != nil {
-			sp.release()
-			return nil, err
-		}
 	}
 	return m, nil
 }
