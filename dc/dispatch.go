@@ -61,8 +61,8 @@ func (rt *Runtime) handle(m ipl.ReadMessage) error {
 		if why != nil {
 			// The giver counts the job as ours: tell it that it cannot be run here.
 			rt.log.Warn("a stolen job cannot run here", zap.Stringer("owner", h.peer), zap.Error(why))
-			t = &task{from: &origin{owner: h.peer, stamp: h.stamp}}
-			rt.wg.Go(func() { rt.sendFailure(t, why.Error()) })
+			lost := &task{from: &origin{owner: h.peer, stamp: h.stamp}}
+			rt.wg.Go(func() { rt.sendFailure(lost, why.Error()) })
 			t = nil
 		}
 		rt.answered(&h, t)
@@ -84,6 +84,8 @@ func (rt *Runtime) handle(m ipl.ReadMessage) error {
 		}
 		_, ferr := m.Finish()
 		switch {
+		case h.fail != "" && h.flags&flagStopped != 0:
+			rt.end(fmt.Errorf("%w: %s", ErrRunStopped, h.fail))
 		case h.fail != "":
 			rt.end(fmt.Errorf("%w: %s", ErrJobFailed, h.fail))
 		case res == nil:

@@ -135,10 +135,13 @@ func (rt *Runtime) runRoot(t *task) (why string) {
 // their statistics and terminates the pool's run.
 func (rt *Runtime) conclude(ctx context.Context, why string, res body, start time.Time) error {
 	var runErr error
+	done := &header{typ: msgDone}
 	if why != "" {
 		runErr = fmt.Errorf("%w: %s", ErrJobFailed, why)
 		if prior, over := rt.endedBy(); over && prior != nil {
 			runErr = prior // cancelled, closed: say that, not the unwinding it caused
+			why = prior.Error()
+			done.flags |= flagStopped
 		}
 	}
 	rt.end(runErr)
@@ -156,7 +159,6 @@ func (rt *Runtime) conclude(ctx context.Context, why string, res body, start tim
 		members = append(members, m)
 	}
 	rt.mu.Unlock()
-	done := &header{typ: msgDone}
 	var payload func(writer) error
 	if why != "" {
 		done.fail = why

@@ -21,6 +21,9 @@ import (
 var (
 	// ErrJobFailed: a job of the run panicked (here or on the process that stole it).
 	ErrJobFailed = errors.New("dc: a job failed")
+	// ErrRunStopped: the root stopped the run before its end: the context of its Run
+	// ended, or its Runtime or Ibis closed. No job failed.
+	ErrRunStopped = errors.New("dc: the root stopped the run")
 	// ErrRootDied: the process running the root job died or left before the run ended.
 	ErrRootDied = errors.New("dc: the root process is gone")
 	// ErrRunEnded: the run ended before this process could take part: it joined an open

@@ -18,7 +18,7 @@ const (
 	// msgResult returns a stolen job's outcome to its owner: the stamp, a failure ("" when
 	// it succeeded) and, on success, the result.
 	msgResult
-	// msgDone ends the run: a failure, or the root job's result.
+	// msgDone ends the run: a failure and flags, or the root job's result.
 	msgDone
 	// msgStats answers msgDone with the sender's statistics.
 	msgStats
@@ -31,6 +31,13 @@ const (
 const (
 	// flagAsync marks a wide-area steal of CRS: the thief does not wait for the answer.
 	flagAsync byte = 1 << iota
+)
+
+// Flags of the end of a run (msgDone).
+const (
+	// flagStopped marks a run the root stopped (its context ended, or it closed) rather
+	// than one a job failed.
+	flagStopped byte = 1 << iota
 )
 
 // Bounds on what a peer's message may hold.
@@ -67,7 +74,7 @@ type header struct {
 	typ   byte
 	req   int64              // msgSteal, msgReply
 	peer  ipl.IbisIdentifier // the thief (msgSteal), the giver (msgReply)
-	flags byte               // msgSteal
+	flags byte               // msgSteal, msgDone
 	hops  int32              // msgSteal
 	job   bool               // msgReply: a job follows
 	kind  string             // msgReply with a job
@@ -117,7 +124,7 @@ func (h *header) write(m writer) error {
 	case msgResult:
 		errs = append(errs, m.WriteInt64(h.stamp), m.WriteString(h.fail))
 	case msgDone:
-		errs = append(errs, m.WriteString(h.fail))
+		errs = append(errs, m.WriteString(h.fail), m.WriteByte(h.flags))
 	case msgStats, msgProbe:
 	}
 	return errors.Join(errs...)
@@ -191,6 +198,9 @@ func readHeader(m reader) (header, error) {
 		}
 	case msgDone:
 		if h.fail, err = readFailure(m); err != nil {
+			return h, err
+		}
+		if h.flags, err = m.ReadByte(); err != nil {
 			return h, err
 		}
 	case msgStats, msgProbe:

@@ -137,6 +137,7 @@ func TestHeaderRoundTrip(t *testing.T) {
 		{typ: msgReply, req: 8, peer: id, job: true, kind: "k", stamp: 9},
 		{typ: msgResult, stamp: 9, fail: "boom"},
 		{typ: msgDone, fail: ""},
+		{typ: msgDone, fail: "context canceled", flags: flagStopped},
 		{typ: msgProbe},
 	} {
 		m := &byteMessage{}

@@ -24,7 +24,7 @@ import (
 
 // The environment of a child process.
 const (
-	envScenario = "DC_TEST_SCENARIO" // what the child runs: fib, kill, join, rootdie, stall, rootstall or regloss
+	envScenario = "DC_TEST_SCENARIO" // what the child runs: fib, kill, join, rootdie, stall, rootstall, regloss, foreign or stop
 	envAlgo     = "DC_TEST_ALGO"
 	envArg      = "DC_TEST_ARG"
 )
@@ -196,6 +196,16 @@ func child(scenario string) int {
 		res, err = dc.Run(ctx, rt, rootStall, arg)
 	case "regloss":
 		res, err = dc.Run(ctx, rt, regLoss, arg)
+	case "foreign":
+		res, err = dc.Run(ctx, rt, foreignRoot, arg)
+	case "stop":
+		sctx := ctx
+		if ib.Identifier().Tag != "worker" { // the root: its Run stops after a second
+			var cancel context.CancelFunc
+			sctx, cancel = context.WithTimeout(ctx, time.Second)
+			defer cancel()
+		}
+		res, err = dc.Run(sctx, rt, stopRoot, arg)
 	default:
 		err = fmt.Errorf("no scenario %q", scenario)
 	}
