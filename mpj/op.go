@@ -68,7 +68,10 @@ func (o Op) commutative() bool {
 }
 
 // appliesTo says whether o is defined on elements of type d; collectives check it on
-// every rank before any message moves, so a bad pairing fails everywhere at once.
+// every rank before any message moves, so a bad pairing fails everywhere at once. An
+// operator on a type it does not take is ErrTypeMismatch; an Op that is no operator at
+// all (Op(0), a number between the predefined ones and NewOp's, a user op freed or never
+// made) is ipl.ErrInvalidArgument, as in MPI, where an invalid handle is MPI_ERR_OP.
 func (o Op) appliesTo(d Datatype) error {
 	ok := false
 	switch {
@@ -86,6 +89,9 @@ func (o Op) appliesTo(d Datatype) error {
 			return fmt.Errorf("%w: mpj: %s was freed or never made", ipl.ErrInvalidArgument, o)
 		}
 		ok = u.dt == d
+	default:
+		return fmt.Errorf("%w: mpj: Op(%d) is neither a predefined operator nor one NewOp made",
+			ipl.ErrInvalidArgument, uint8(o))
 	}
 	if !ok {
 		return fmt.Errorf("%w: mpj: the operator %s does not apply to %s", ipl.ErrTypeMismatch, o, d)

@@ -35,16 +35,20 @@ func TestCombine(t *testing.T) {
 
 func TestOpAppliesTo(t *testing.T) {
 	for _, c := range []struct {
-		op Op
-		d  Datatype
-		ok bool
+		op   Op
+		d    Datatype
+		want error // nil: o applies to d
 	}{
-		{Sum, Float64, true}, {Sum, Bool, false}, {LAnd, Bool, true}, {LAnd, Int32, false},
-		{BXor, Uint64, true}, {BXor, Float32, false}, {Op(0), Int, false}, {Op(99), Int, false},
+		{Sum, Float64, nil}, {Sum, Bool, ErrTypeMismatch}, {LAnd, Bool, nil}, {LAnd, Int32, ErrTypeMismatch},
+		{BXor, Uint64, nil}, {BXor, Float32, ErrTypeMismatch}, {MinLoc, Int, nil},
+		// No operators at all: not a type mismatch.
+		{Op(0), Int, ipl.ErrInvalidArgument}, {MinLoc + 1, Int, ipl.ErrInvalidArgument},
+		{Op(99), Int, ipl.ErrInvalidArgument}, {firstUserOp - 1, Bool, ipl.ErrInvalidArgument},
 	} {
 		err := c.op.appliesTo(c.d)
-		if (err == nil) != c.ok || (err != nil && !errors.Is(err, ErrTypeMismatch)) {
-			t.Errorf("%s on %s: %v", c.op, c.d, err)
+		if (err == nil) != (c.want == nil) || !errors.Is(err, c.want) ||
+			(errors.Is(err, ipl.ErrInvalidArgument) && errors.Is(err, ErrTypeMismatch)) {
+			t.Errorf("%s on %s: %v, want %v", c.op, c.d, err, c.want)
 		}
 	}
 	if Sum.String() != "Sum" || Float64.String() != "float64" || Op(99).String() != "Op(99)" {

@@ -55,7 +55,9 @@
 // the sum of |x|+|y|+|z| of the final positions in body order, printed with %.17g.
 // -verify compares the final accelerations of at least 1,000 bodies (all if fewer; evenly
 // spread over the body order) with direct summation and prints the median, 99th-percentile
-// and RMS relative errors. -image FILE.png draws the final bodies projected on the x-y plane,
+// and RMS relative errors; a NaN or infinite acceleration on either side (bodies so far
+// apart that distances overflow) counts as an infinite error, and the run fails (exit 1)
+// naming those bodies. -image FILE.png draws the final bodies projected on the x-y plane,
 // with x and y axes and the step and simulated time in the title; with -image-every K also
 // FILE-NNNNNN.png (the step in six digits) at step 0 and every K steps. Rank 0 names each
 // file it writes on stderr ("barneshut: wrote FILE (step K, t=T)"), also with -q.

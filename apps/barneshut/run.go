@@ -125,9 +125,11 @@ func simulate(ctx context.Context, cfg *config, stdout, stderr io.Writer) (err e
 	}
 	res.print(stdout)
 	if cfg.phases {
-		return phases.Print(stdout, "barneshut", phaseNames, res.phases, res.seconds)
+		if err := phases.Print(stdout, "barneshut", phaseNames, res.phases, res.seconds); err != nil {
+			return err
+		}
 	}
-	return nil
+	return res.acc.err() // -verify fails on forces it cannot measure
 }
 
 // gatherPhases gives every rank every rank's phase times.
