@@ -213,6 +213,11 @@ func (rt *Runtime) serveSteal(h *header) {
 	rt.mu.Unlock()
 	if err != nil {
 		rt.log.Debug("a stolen job did not reach its thief", zap.Stringer("thief", thief), zap.Error(err))
+		if errors.Is(err, ipl.ErrTooLarge) {
+			// The thief is there but the job's argument is over its message limit
+			// (nothing of the reply went out): say "none", so that it does not wait.
+			_ = rt.sendWithin(thief, &header{typ: msgReply, req: h.req, peer: rt.self}, nil, rt.o.stealTimeout)
+		}
 		rt.poke()
 	}
 }

@@ -2,9 +2,11 @@ package dc_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -20,6 +22,12 @@ import (
 // runtime each.
 func localPool(t testing.TB, impl string, p int, opts ...dc.Option) []*dc.Runtime {
 	t.Helper()
+	return localPoolWith(t, impl, p, nil, opts...)
+}
+
+// localPoolWith is localPool with more options for every Ibis.
+func localPoolWith(t testing.TB, impl string, p int, ibisOpts []ipl.Option, opts ...dc.Option) []*dc.Runtime {
+	t.Helper()
 	srv, err := registry.StartEmbedded("127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -29,8 +37,8 @@ func localPool(t testing.TB, impl string, p int, opts ...dc.Option) []*dc.Runtim
 	defer cancel()
 	rts := make([]*dc.Runtime, p)
 	for i := range rts {
-		ib, err := ipl.New(ctx, append(dc.IbisOptions(), ipl.WithImplementation(impl), ipl.WithRegistry(srv.Addr()),
-			ipl.WithPool(t.Name()), ipl.WithTag(fmt.Sprintf("site%d", i%2)))...)
+		ib, err := ipl.New(ctx, append(append(dc.IbisOptions(), ipl.WithImplementation(impl), ipl.WithRegistry(srv.Addr()),
+			ipl.WithPool(t.Name()), ipl.WithTag(fmt.Sprintf("site%d", i%2))), ibisOpts...)...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -202,5 +210,67 @@ func TestCRSAttemptsBounded(t *testing.T) {
 	if tot.WideAreaAttempts > bound {
 		t.Errorf("%d wide-area steal requests for %d steals in %v; the back-off allows at most %d",
 			tot.WideAreaAttempts, tot.Steals, elapsed.Round(time.Millisecond), bound)
+	}
+}
+
+// bigResultRun is what the jobs of one TestResultOverMessageLimit run share: the
+// root's site, and a channel closed once a job was stolen.
+type bigResultRun struct {
+	rootSite string
+	stolen   chan struct{}
+	once     sync.Once
+}
+
+var bigRun atomic.Pointer[bigResultRun]
+
+// The kinds of TestResultOverMessageLimit: the root job notes its site and spawns n
+// jobs; a job run elsewhere (stolen) returns 100 KB, one run at the root's site waits
+// until a job was stolen and returns a byte.
+var (
+	bigResult = dc.Define("test.bigresult", func(c *dc.Ctx, i int) []byte {
+		r := bigRun.Load()
+		if c.Site() != r.rootSite {
+			r.once.Do(func() { close(r.stolen) })
+			return make([]byte, 100_000)
+		}
+		select {
+		case <-r.stolen:
+		case <-c.Done():
+		}
+		return []byte{1}
+	})
+	bigResultRoot = dc.Define("test.bigresultroot", func(c *dc.Ctx, n int) int64 {
+		bigRun.Store(&bigResultRun{rootSite: c.Site(), stolen: make(chan struct{})})
+		fs := make([]*dc.Future[[]byte], n)
+		for i := range fs {
+			fs[i] = bigResult.Spawn(c, i)
+		}
+		c.Sync()
+		var s int64
+		for _, f := range fs {
+			s += int64(len(f.Value()))
+		}
+		return s
+	})
+)
+
+// TestResultOverMessageLimit: a stolen job's result is over its owner's message limit
+// (64 KiB). The thief sends nothing of it (the result message was cut short before,
+// and the owner failed on "read past end of message") but a failure that says why,
+// and every process's run fails with it.
+func TestResultOverMessageLimit(t *testing.T) {
+	rts := localPoolWith(t, "tcp", 2, []ipl.Option{ipl.WithMaxMessageSize(64 << 10)})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	errs := make([]error, len(rts))
+	var wg sync.WaitGroup
+	for i, rt := range rts {
+		wg.Go(func() { _, errs[i] = dc.Run(ctx, rt, bigResultRoot, 4) })
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if !errors.Is(err, dc.ErrJobFailed) || !strings.Contains(err.Error(), "over the limit") {
+			t.Errorf("process %d: %v; want ErrJobFailed saying the result is over the limit", i, err)
+		}
 	}
 }

@@ -220,8 +220,12 @@ func (rt *Runtime) sendNow(p *peer, h *header, payload func(writer) error, withi
 	if err == nil && payload != nil {
 		err = payload(m)
 	}
-	if _, ferr := m.Finish(); err == nil {
-		err = ferr
+	if err != nil {
+		// A header without its payload would fail the receiver's read: the message
+		// goes nowhere (Cancel), and only this send fails.
+		err = errors.Join(err, m.Cancel())
+	} else {
+		_, err = m.Finish()
 	}
 	if err != nil {
 		return fmt.Errorf("dc: sending to %s: %w", id, err)

@@ -48,6 +48,13 @@ type WriteMessage interface {
 	// *ConnectionError naming the receive port, one per lost connection, joined; the
 	// others still got the whole message.
 	Finish() (int64, error)
+	// Cancel ends the message without sending what was not sent yet, and frees the
+	// port, for a sender that cannot complete it (a write failed with ErrTooLarge, say).
+	// If nothing of the message went out (no Send; smaller than a packet), the
+	// receivers see nothing of it; otherwise they get it cut short: their reads past
+	// what came fail with ErrTypeMismatch, and the connection goes on. It reports
+	// connections lost, as Finish does. After Cancel the message must not be used.
+	Cancel() error
 	// Bytes returns the bytes written so far.
 	Bytes() int64
 	// SequenceNumber returns the message's number on a communication.numbered port

@@ -63,7 +63,10 @@
 // never deadlocks, and large messages cannot block the port for others. The price is
 // memory: messages sent ahead of their receives are held by the receiver, bounded by
 // what the program sends ahead. Ssend waits until the receiver has matched its message;
-// Isend completes before it returns. A message to the process itself is copied.
+// Isend completes before it returns. A message to the process itself is copied. A
+// message over the message limit (IBIS_MAX_MESSAGE_SIZE, 1 GiB by default, or the
+// receiver's, if smaller) fails its Send with ipl.ErrTooLarge, and nothing of it is
+// sent.
 //
 // # Communicators
 //

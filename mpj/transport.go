@@ -133,8 +133,13 @@ func (w *World) transmit(ctx context.Context, s int, h header, buf *pbuf) error 
 	if err == nil && h.count > 0 {
 		err = buf.write(m, int(h.count))
 	}
-	_, ferr := m.Finish()
-	return errors.Join(err, ferr)
+	if err != nil {
+		// A header without its data would break the receiver's dispatcher: the
+		// message goes nowhere (Cancel), and only this Send fails.
+		return errors.Join(err, m.Cancel())
+	}
+	_, err = m.Finish()
+	return err
 }
 
 // newSync registers an Ssend waiting for its ack.

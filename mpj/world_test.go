@@ -12,8 +12,9 @@ import (
 	"github.com/ibisgo/ibis/registry"
 )
 
-// pairOfIbises starts two Ibis instances in this process, in one closed pool of two.
-func pairOfIbises(t *testing.T) []ipl.Ibis {
+// pairOfIbises starts two Ibis instances in this process, in one closed pool of two,
+// each with opts too.
+func pairOfIbises(t *testing.T, opts ...ipl.Option) []ipl.Ibis {
 	t.Helper()
 	srv, err := registry.StartEmbedded("127.0.0.1:0")
 	if err != nil {
@@ -24,8 +25,8 @@ func pairOfIbises(t *testing.T) []ipl.Ibis {
 	defer cancel()
 	ibs := make([]ipl.Ibis, 2)
 	for i := range ibs {
-		ib, err := ipl.New(ctx, ipl.WithImplementation("tcp"), ipl.WithRegistry(srv.Addr()),
-			ipl.WithPool(t.Name()), ipl.WithPoolSize(2), ipl.WithPortTypes(mpj.PortTypes()...))
+		ib, err := ipl.New(ctx, append([]ipl.Option{ipl.WithImplementation("tcp"), ipl.WithRegistry(srv.Addr()),
+			ipl.WithPool(t.Name()), ipl.WithPoolSize(2), ipl.WithPortTypes(mpj.PortTypes()...)}, opts...)...)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -222,6 +222,35 @@ func TestAbandonedMessage(t *testing.T) {
 	eq(t, r.Next(), io.EOF)
 }
 
+// Abandon sends the End of a partly sent message at once, and nothing of one that
+// sent no packet.
+func TestAbandonSendsTheEndAtOnce(t *testing.T) {
+	sink := &memSink{}
+	w := NewWriter(KindData, sink)
+	must(t, w.WriteInt32(1))
+	must(t, w.Flush())
+	must(t, w.WriteInt32(2))
+	ended := get[bool](t)(w.Abandon())
+	eq(t, ended, true)
+	eq(t, len(sink.bytes()), 2*HeaderSize+8) // the End is out, before the next message
+	must(t, w.WriteInt32(3))
+	ended = get[bool](t)(w.Abandon())
+	eq(t, ended, false)
+	eq(t, len(sink.bytes()), 2*HeaderSize+8) // nothing of message 2
+	must(t, w.WriteInt32(4))
+	get[int64](t)(w.Finish())
+
+	r := NewReader(KindData, bytes.NewReader(sink.bytes()))
+	must(t, r.Next())
+	eq(t, get[int32](t)(r.ReadInt32()), 1)
+	_, err := r.ReadInt32()
+	wantErr(t, err, ErrShortMessage)
+	must(t, r.Next())
+	eq(t, get[int32](t)(r.ReadInt32()), 4)
+	must(t, r.Finish())
+	eq(t, r.Next(), io.EOF)
+}
+
 func TestResetsKeepOneEndForAnAbandonedMessage(t *testing.T) {
 	// However many Resets follow a partly sent message, exactly one End
 	// packet closes it at the receiver before the next message.

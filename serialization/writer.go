@@ -111,6 +111,18 @@ func (w *Writer) Reset() {
 	w.updateLimit()
 }
 
+// Abandon ends the current message without sending what is still buffered, for a
+// sender that cannot complete it. If packets of it were sent already (Flush, or a
+// message larger than a packet), an End packet goes out now, so that the receiver
+// sees the message end short (a read past what came fails) instead of waiting for the
+// rest, and ended is true; of a message that sent no packet nothing reaches the Sink.
+// The next write starts a new message.
+func (w *Writer) Abandon() (ended bool, err error) {
+	w.Reset()
+	ended = w.endOwed
+	return ended, w.send()
+}
+
 // Flush hands everything written so far to the Sink, without ending the
 // message: the receiver can start reading while the message goes on. Since
 // the message then needs a separate End packet, a Flush within 32 bytes of

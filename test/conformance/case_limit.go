@@ -21,19 +21,7 @@ var _ = register(&testCase{
 	childMaxMessage: childLimit,
 	parent: func(e *Env) {
 		t := e.T
-		ack, err := e.Ibis.CreateReceivePort(e.Ctx, OneToOne, "ack")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer ack.Close()
-		sp, err := e.Ibis.CreateSendPort(OneToOne, "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer sp.Close()
-		if err := sp.Connect(e.Ctx, e.Children[0], "in"); err != nil {
-			t.Fatal(err)
-		}
+		ack, sp := sendToChild(e)
 		for _, n := range []int{60 << 10, 512 << 10, 8} {
 			m, err := sp.NewMessage(e.Ctx)
 			if err != nil {

@@ -140,3 +140,24 @@ func connectMissing(e *Env, sp ipl.SendPort, to ipl.IbisIdentifier, port string)
 	}
 	return err
 }
+
+// sendToChild gives the parent a receive port "ack" for the child's acknowledgement
+// and a one-to-one send port connected to the child's port "in"; both close with the
+// case.
+func sendToChild(e *Env) (ack ipl.ReceivePort, sp ipl.SendPort) {
+	t := e.T
+	t.Helper()
+	ack, err := e.Ibis.CreateReceivePort(e.Ctx, OneToOne, "ack")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ack.Close() })
+	if sp, err = e.Ibis.CreateSendPort(OneToOne, ""); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sp.Close() })
+	if err := sp.Connect(e.Ctx, e.Children[0], "in"); err != nil {
+		t.Fatal(err)
+	}
+	return ack, sp
+}

@@ -82,6 +82,28 @@ func (m *writeMessage) Finish() (int64, error) {
 	return n, err
 }
 
+// Cancel ends the message without sending what was not sent, and frees the port: a
+// message that sent no packet never reaches the receivers; one that did ends short
+// there, and counts as handed over (its receivers take it as a message).
+func (m *writeMessage) Cancel() error {
+	if m.finished {
+		return m.finishedErr()
+	}
+	m.finished = true
+	ended, err := m.w.Abandon()
+	m.sp.drain()
+	lost := m.sp.takeBroken()
+	if err == nil {
+		if ended {
+			m.sp.countSent()
+		}
+		err = errors.Join(m.lost, lost)
+	}
+	err = m.sendError(errors.Join(err, m.sp.takeCuts(nil)))
+	m.sp.release()
+	return err
+}
+
 func (m *writeMessage) sendError(err error) error {
 	if err == nil {
 		return nil

@@ -1,0 +1,34 @@
+package mpj_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/ibisgo/ibis/ipl"
+	"github.com/ibisgo/ibis/mpj"
+)
+
+// A Send over the message limit fails at the sender with ErrTooLarge and sends nothing:
+// the receiver, whose dispatcher a header without its data broke for good, takes the
+// next message as if the big one had never been tried.
+func TestSendOverLimitSendsNothing(t *testing.T) {
+	ibs := pairOfIbises(t, ipl.WithMaxMessageSize(64<<10))
+	ws, errs := initBoth(t, ibs, []mpj.Option{mpj.WithRank(0)}, []mpj.Option{mpj.WithRank(1)})
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := ws[0].Send(ctx, make([]float64, 20000), 1, 7); !errors.Is(err, ipl.ErrTooLarge) {
+		t.Errorf("a Send of 160 KB with a limit of 64 KiB: %v, want ErrTooLarge", err)
+	}
+	if err := ws[0].Send(ctx, []float64{1, 2, 3}, 1, 8); err != nil {
+		t.Fatalf("the Send after it: %v", err)
+	}
+	got := make([]float64, 3)
+	if _, err := ws[1].Recv(ctx, got, 0, mpj.AnyTag); err != nil || got[2] != 3 {
+		t.Errorf("the receiver: %v, %v; want [1 2 3]", got, err)
+	}
+}
