@@ -13,6 +13,7 @@ import (
 // neighbour while receiving the next from its left one, so every link carries each
 // block once and the time is bandwidth-optimal for large blocks.
 func (c *Comm) Allgather(ctx context.Context, sendbuf, recvbuf any) error {
+	c.begin()
 	_, cnt, err := bufInfo(sendbuf)
 	if err != nil {
 		return fmt.Errorf("mpj: Allgather: %w", err)
@@ -33,6 +34,7 @@ func (c *Comm) Allgather(ctx context.Context, sendbuf, recvbuf any) error {
 // in rank order (displs[r] = counts[0] + ... + counts[r-1]). Every rank must pass the
 // same counts. It is the ring algorithm, as Allgather.
 func (c *Comm) Allgatherv(ctx context.Context, sendbuf, recvbuf any, counts, displs []int) error {
+	c.begin()
 	if err := c.allgatherv(ctx, sendbuf, recvbuf, counts, displs); err != nil {
 		return fmt.Errorf("mpj: Allgatherv: %w", err)
 	}

@@ -10,6 +10,7 @@ import (
 // it is the dissemination barrier: in round k each rank signals rank+2^k and waits for
 // rank-2^k, so it takes ceil(log2 p) rounds for any number of processes p.
 func (c *Comm) Barrier(ctx context.Context) error {
+	c.begin()
 	var err error
 	if c.flatBarrier() {
 		err = c.barrierFlat(ctx)

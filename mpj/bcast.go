@@ -11,6 +11,7 @@ import (
 // sends log2 p messages, not p-1; a message of up to 1 KiB among up to 8 ranks goes
 // from the root to each rank directly instead (small.go).
 func (c *Comm) Bcast(ctx context.Context, buf any, root int) error {
+	c.begin()
 	if err := c.bcast(ctx, buf, root); err != nil {
 		return fmt.Errorf("mpj: Bcast: %w", err)
 	}

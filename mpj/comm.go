@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"sync/atomic"
 
 	"github.com/ibisgo/ibis/ipl"
 )
@@ -19,6 +20,8 @@ type Comm struct {
 	rank int
 	// slots maps a rank in this communicator to the process's slot in the world.
 	slots []int
+	// colls counts the collective calls made on the communicator (coll.go).
+	colls atomic.Uint64
 }
 
 // Rank returns this process's rank in the communicator.

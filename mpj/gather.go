@@ -11,6 +11,7 @@ import (
 // from its children, already contiguous, and sends them to its parent in one message,
 // so it takes ceil(log2 p) steps and the root receives log2 p messages.
 func (c *Comm) Gather(ctx context.Context, sendbuf, recvbuf any, root int) error {
+	c.begin()
 	if err := c.gather(ctx, sendbuf, recvbuf, root); err != nil {
 		return fmt.Errorf("mpj: Gather: %w", err)
 	}
@@ -100,6 +101,7 @@ func (c *Comm) sendBlocks(ctx context.Context, buf any, dt Datatype, cnt, vr, k,
 // its parent in one message and passes its children theirs. Blocks of up to 1 KiB
 // among up to 8 ranks go from the root to each rank directly instead (small.go).
 func (c *Comm) Scatter(ctx context.Context, sendbuf, recvbuf any, root int) error {
+	c.begin()
 	if err := c.scatter(ctx, sendbuf, recvbuf, root); err != nil {
 		return fmt.Errorf("mpj: Scatter: %w", err)
 	}

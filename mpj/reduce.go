@@ -41,6 +41,7 @@ func reduceArgs(sendbuf, recvbuf any, op Op, needRecv bool) (Datatype, int, erro
 // not commutative (NewOp) the tree is rooted at rank 0, which keeps rank order, and
 // rank 0 sends the result to root.
 func (c *Comm) Reduce(ctx context.Context, sendbuf, recvbuf any, op Op, root int) error {
+	c.begin()
 	if err := c.reduce(ctx, sendbuf, recvbuf, op, root); err != nil {
 		return fmt.Errorf("mpj: Reduce(%s): %w", op, err)
 	}
@@ -110,7 +111,7 @@ func (c *Comm) reduceTree(ctx context.Context, sendbuf, recvbuf any, op Op, root
 	}()
 	for i, child := range children {
 		parts[i] = getScratch(dt, cnt)
-		r, err := c.irecv(c.ctx+1, parts[i], (child+root)%n, tagReduce)
+		r, err := c.irecv(c.ctx+1, parts[i], (child+root)%n, c.ctag(tagReduce))
 		if err != nil {
 			c.withdraw(reqs)
 			return err
@@ -160,6 +161,7 @@ func (c *Comm) reduceTree(ctx context.Context, sendbuf, recvbuf any, op Op, root
 // number of processes the bracketing differs, and a floating-point sum may differ in
 // its last bits, as in MPI.
 func (c *Comm) Allreduce(ctx context.Context, sendbuf, recvbuf any, op Op) error {
+	c.begin()
 	if err := c.allreduce(ctx, sendbuf, recvbuf, op); err != nil {
 		return fmt.Errorf("mpj: Allreduce(%s): %w", op, err)
 	}
@@ -319,7 +321,7 @@ func (c *Comm) rabenseifner(ctx context.Context, src, acc any, op Op, dt Datatyp
 	defer putScratch(dt, tmp)
 	reqs := make([]*Request, 0, 2*len(steps)) // reduce-scatter's, then allgather's
 	for _, s := range steps {
-		r, err := c.irecv(c.ctx+1, sliceBuf(tmp, s.off, s.off+s.keepHi-s.keepLo), s.dst, tagAllreduceLarge)
+		r, err := c.irecv(c.ctx+1, sliceBuf(tmp, s.off, s.off+s.keepHi-s.keepLo), s.dst, c.ctag(tagAllreduceLarge))
 		if err != nil {
 			c.withdraw(reqs)
 			return err
@@ -328,7 +330,7 @@ func (c *Comm) rabenseifner(ctx context.Context, src, acc any, op Op, dt Datatyp
 	}
 	for i := len(steps) - 1; i >= 0; i-- {
 		s := steps[i]
-		r, err := c.irecv(c.ctx+1, sliceBuf(acc, s.sendLo, s.sendHi), s.dst, tagAllreduceLarge)
+		r, err := c.irecv(c.ctx+1, sliceBuf(acc, s.sendLo, s.sendHi), s.dst, c.ctag(tagAllreduceLarge))
 		if err != nil {
 			c.withdraw(reqs)
 			return err

@@ -12,6 +12,7 @@ import (
 // are combined in rank order (the lower ranks' on the left), so it is right for
 // operators that are not commutative, and the same in every run.
 func (c *Comm) Scan(ctx context.Context, sendbuf, recvbuf any, op Op) error {
+	c.begin()
 	if err := c.scan(ctx, sendbuf, recvbuf, op, false); err != nil {
 		return fmt.Errorf("mpj: Scan(%s): %w", op, err)
 	}
@@ -22,6 +23,7 @@ func (c *Comm) Scan(ctx context.Context, sendbuf, recvbuf any, op Op) error {
 // a0 o ... o a(r-1); rank 0's recvbuf is left as it was (MPI leaves it undefined).
 // It is recursive doubling, as Scan.
 func (c *Comm) Exscan(ctx context.Context, sendbuf, recvbuf any, op Op) error {
+	c.begin()
 	if err := c.scan(ctx, sendbuf, recvbuf, op, true); err != nil {
 		return fmt.Errorf("mpj: Exscan(%s): %w", op, err)
 	}
@@ -77,6 +79,7 @@ func (c *Comm) scan(ctx context.Context, sendbuf, recvbuf any, op Op, exclusive 
 // order, a0 o a1 o ... o a(p-1), so the result is the same in every run and right for
 // operators that are not commutative.
 func (c *Comm) Reduce_scatter(ctx context.Context, sendbuf, recvbuf any, counts []int, op Op) error {
+	c.begin()
 	if err := c.reduceScatter(ctx, sendbuf, recvbuf, counts, op); err != nil {
 		return fmt.Errorf("mpj: Reduce_scatter(%s): %w", op, err)
 	}
@@ -86,6 +89,7 @@ func (c *Comm) Reduce_scatter(ctx context.Context, sendbuf, recvbuf any, counts 
 // Reduce_scatter_block is Reduce_scatter with every block of len(recvbuf) elements
 // (MPI_Reduce_scatter_block): sendbuf holds p of them.
 func (c *Comm) Reduce_scatter_block(ctx context.Context, sendbuf, recvbuf any, op Op) error {
+	c.begin()
 	_, n, err := bufInfo(recvbuf)
 	if err != nil {
 		return fmt.Errorf("mpj: Reduce_scatter_block(%s): %w", op, err)

@@ -14,6 +14,7 @@ import (
 // the size of its children's subtree blocks from the messages themselves (a probe),
 // so only the root needs the counts, and the root receives log2 p messages.
 func (c *Comm) Gatherv(ctx context.Context, sendbuf, recvbuf any, counts, displs []int, root int) error {
+	c.begin()
 	if err := c.gatherv(ctx, sendbuf, recvbuf, counts, displs, root); err != nil {
 		return fmt.Errorf("mpj: Gatherv: %w", err)
 	}
@@ -45,7 +46,7 @@ func (c *Comm) gatherv(ctx context.Context, sendbuf, recvbuf any, counts, displs
 		}
 		if child := vr | mask; child < p {
 			src := (child + root) % p
-			st, _, err := c.w.eng.probe(ctx, c.ctx+1, src, tagGatherv, c.slots[src], true)
+			st, _, err := c.w.eng.probe(ctx, c.ctx+1, src, c.ctag(tagGatherv), c.slots[src], true)
 			if err != nil {
 				return err
 			}
@@ -82,6 +83,7 @@ func (c *Comm) gatherv(ctx context.Context, sendbuf, recvbuf any, counts, displs
 // (nil displs: packed in rank order). It is Scatter's binomial tree; each rank gets
 // its subtree's counts from its parent with the blocks, so only the root needs them.
 func (c *Comm) Scatterv(ctx context.Context, sendbuf, recvbuf any, counts, displs []int, root int) error {
+	c.begin()
 	if err := c.scatterv(ctx, sendbuf, recvbuf, counts, displs, root); err != nil {
 		return fmt.Errorf("mpj: Scatterv: %w", err)
 	}
@@ -153,6 +155,7 @@ func (c *Comm) scatterv(ctx context.Context, sendbuf, recvbuf any, counts, displ
 // rank+s and receives from rank-s, so each pair of ranks meets exactly once and no
 // rank receives from two at a time.
 func (c *Comm) Alltoall(ctx context.Context, sendbuf, recvbuf any) error {
+	c.begin()
 	_, n, err := bufInfo(sendbuf)
 	if err != nil {
 		return fmt.Errorf("mpj: Alltoall: %w", err)
@@ -177,6 +180,7 @@ func (c *Comm) Alltoall(ctx context.Context, sendbuf, recvbuf any) error {
 // order. recvcounts[i] must be what rank i sends here. It is the pairwise exchange,
 // as Alltoall.
 func (c *Comm) Alltoallv(ctx context.Context, sendbuf any, sendcounts, sdispls []int, recvbuf any, recvcounts, rdispls []int) error {
+	c.begin()
 	if err := c.alltoallv(ctx, sendbuf, sendcounts, sdispls, recvbuf, recvcounts, rdispls); err != nil {
 		return fmt.Errorf("mpj: Alltoallv: %w", err)
 	}
