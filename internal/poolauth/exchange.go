@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"syscall"
 )
 
 // The exchange on the wire, before anything else a connection carries (the caller sets
@@ -34,6 +35,12 @@ const (
 // ErrProtocol: the peer does not speak this exchange (not an Ibis-Go peer, another
 // version of it, or garbage).
 var ErrProtocol = errors.New("poolauth: protocol error")
+
+// ErrStranger: the server did not begin the pool check at all: it closed or reset the
+// connection before its challenge, or sent something that is not one (and not TLS).
+// Whatever listens there is no Ibis-Go peer, so a dialler with other addresses of the
+// peer it wants tries those. It comes wrapped with ErrProtocol where bytes came.
+var ErrStranger = errors.New("poolauth: no Ibis-Go peer answered")
 
 // Refusal is the server's reason for refusing a client, which Accept returns (wrapping
 // ErrUnauthenticated) for the caller to log with the peer's address.
@@ -185,9 +192,15 @@ func Dial(conn io.ReadWriter, pool string, secret Secret) error {
 	}
 	var ch [5 + NonceSize]byte
 	if err := readFull(conn, ch[:], "challenge"); err != nil {
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) {
+			return fmt.Errorf("%w (it closed the connection before the pool check's challenge): %w", ErrStranger, err)
+		}
 		return err
 	}
 	if err := checkMagic(ch[:5], "server"); err != nil {
+		if !tlsRecord(ch[:]) && string(ch[:4]) != wireMagic {
+			return fmt.Errorf("%w: %w", ErrStranger, err)
+		}
 		return err
 	}
 	var ns Nonce
@@ -259,7 +272,7 @@ func readVerdict(r io.Reader, pool string, secret Secret, ns, nc Nonce) error {
 // checkMagic checks the magic and version at the start of a peer's first message.
 func checkMagic(b []byte, peer string) error {
 	if string(b[:4]) != wireMagic {
-		if b[0] == 0x16 && b[1] == 0x03 { // a TLS handshake record
+		if tlsRecord(b) {
 			return fmt.Errorf("%w: the %s speaks TLS and this side does not: configure TLS on both or neither", ErrProtocol, peer)
 		}
 		return fmt.Errorf("%w: the %s does not start the pool check (not an Ibis-Go peer, or one older than it)", ErrProtocol, peer)
@@ -269,6 +282,9 @@ func checkMagic(b []byte, peer string) error {
 	}
 	return nil
 }
+
+// tlsRecord says whether b begins a TLS handshake record.
+func tlsRecord(b []byte) bool { return b[0] == 0x16 && b[1] == 0x03 }
 
 // readFull reads len(b) bytes, naming the message in its error.
 func readFull(r io.Reader, b []byte, what string) error {

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/ibisgo/ibis/internal/addrlist"
+	"github.com/ibisgo/ibis/internal/poolauth"
 	"github.com/ibisgo/ibis/ipl"
 )
 
@@ -52,9 +53,10 @@ func (r *reachCache) put(peer, addr string) {
 // relay through each of its hubs; the route that answered last time goes first. Only a
 // failure to connect (refused, unreachable, no answer within the attempt's share of the
 // time, a route that gave no socket: a reverse set-up nobody answered, a hub that refused
-// this member or could not reach the peer) or another Ibis answering moves on to the
-// next route; anything else (the peer's pool check failing, ctx ending, the instance
-// closing) is returned at once. When every route failed the error is a *DialError naming each. The
+// this member or could not reach the peer), something that is no Ibis-Go peer answering
+// (poolauth.ErrStranger) or another Ibis answering moves on to the next route; anything
+// else (the peer's pool check refusing this member, ctx ending, the instance closing) is
+// returned at once. When every route failed the error is a *DialError naming each. The
 // route returned is the one that answered (or was tried last).
 func (in *Instance) dialPeer(ctx context.Context, to ipl.IbisIdentifier, req *Request, lost func(error)) (OutConn, *Reply, route, error) {
 	info := parseRoutes(to.Address)
@@ -146,6 +148,11 @@ func (in *Instance) dialPeer(ctx context.Context, to ipl.IbisIdentifier, req *Re
 		case connectFailed(err) || errors.Is(err, errRouteFailed):
 			de.Tried = append(de.Tried, DialAttempt{Addr: r.String(), Err: err})
 			others = others || r.kind == routeDirect && !errors.Is(err, syscall.ECONNREFUSED)
+		case errors.Is(err, poolauth.ErrStranger):
+			// Something else listens there (an address reused by another host's service):
+			// the peer may well be at its next address, or by another route.
+			de.Tried = append(de.Tried, DialAttempt{Addr: r.String(), Err: err})
+			others = true
 		default:
 			return nil, nil, r, err
 		}

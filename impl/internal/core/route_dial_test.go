@@ -3,6 +3,8 @@ package core
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"net"
 	"sync"
 	"testing"
@@ -10,6 +12,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/ibisgo/ibis/internal/poolauth"
 	"github.com/ibisgo/ibis/ipl"
 	"github.com/ibisgo/ibis/registry"
 )
@@ -61,5 +64,39 @@ func TestCachedReverseRouteTriedFirst(t *testing.T) {
 		if got := tr.take(); len(got) != len(want) || got[0] != want[0] || got[len(got)-1] != want[len(want)-1] {
 			t.Fatalf("round %d: routes tried %q, want %q", round, got, want)
 		}
+	}
+}
+
+// strangerTransport answers a dial of its stranger address as a transport does when
+// something that is no Ibis-Go peer listens there, and accepts at any other.
+type strangerTransport struct {
+	routeTransport
+	stranger string
+}
+
+func (s *strangerTransport) Dial(ctx context.Context, addr string, req *Request, lost func(error)) (OutConn, *Reply, error) {
+	_, _, _ = s.routeTransport.Dial(ctx, addr, req, lost) // records the route
+	if addr == s.stranger {
+		return nil, nil, fmt.Errorf("%w: handshake with %s: %w", ipl.ErrRefused, addr,
+			fmt.Errorf("%w: poolauth: reading the challenge: %w", poolauth.ErrStranger, io.EOF))
+	}
+	return nil, &Reply{Code: ReplyAccepted}, nil
+}
+
+// A peer whose first published address reaches another service (an address reused by
+// another host) is reached at its second: the stranger's answer moves on, as a refused
+// connection does, where it failed the Connect at once.
+func TestStrangerAtFirstAddressMovesOn(t *testing.T) {
+	tr := &strangerTransport{stranger: "10.88.0.1:4000"}
+	in := &Instance{tr: tr, log: zap.NewNop()}
+	peer := ipl.IbisIdentifier{Pool: "p", ID: "1", Address: "10.88.0.1:4000,10.77.1.1:4000"}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, rep, rt, err := in.dialPeer(ctx, peer, &Request{}, func(error) {})
+	if err != nil || rep.Code != ReplyAccepted || rt.addr != "10.77.1.1:4000" {
+		t.Fatalf("dialPeer = %v, %v, %v; want accepted at the second address", rep, rt, err)
+	}
+	if got := tr.take(); len(got) != 2 {
+		t.Errorf("routes tried %q, want both addresses", got)
 	}
 }
