@@ -24,10 +24,12 @@ const (
 )
 
 // ErrReceiverEnded marks the end of a sender's connection that its transport saw come
-// from the receiver (a cut notice, the receiver's close or reset, read from the
+// from the receiving side (a cut notice, the receiver's close or reset, read from the
 // socket), as opposed to a failed write: once a send port has heard it, nothing more
-// the receiver wrote can be waiting unread.
-var ErrReceiverEnded = errors.New("ended by the receiver")
+// the receiver wrote can be waiting unread. On a relayed connection that side is the
+// hub as well as the receiver (a hub that died closes it too), so the text blames
+// neither.
+var ErrReceiverEnded = errors.New("ended from the receiving side")
 
 // CutNotifier is implemented by incoming connections that can send their sender a cut
 // notice before they are closed. The write must not wait long (a second at most): the
