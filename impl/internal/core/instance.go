@@ -185,7 +185,11 @@ func (in *Instance) Authenticate(conn net.Conn) (net.Conn, error) {
 	switch first {
 	case reverseMagic:
 		err := in.takeReverse(conn)
-		if !errors.Is(err, ErrTaken) {
+		switch {
+		case errors.Is(err, ErrTaken):
+		case errors.Is(err, errReverseLate):
+			in.acceptLog.Debug("closed a late reverse connection", zap.Stringer("remote", conn.RemoteAddr()), zap.Error(err))
+		default:
 			in.refusals.refused(in.acceptLog, "refused a connection: reverse set-up", conn.RemoteAddr(), err)
 		}
 		return nil, err

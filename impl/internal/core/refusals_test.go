@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ibisgo/ibis/ipl"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 )
@@ -33,5 +34,25 @@ func TestRefusalLogWindows(t *testing.T) {
 	r.flush(log) // nothing counted: nothing to say
 	if logs.Len() != refusalBurst+2 {
 		t.Fatalf("an empty flush logged: %v", logs.All()[refusalBurst+2:])
+	}
+}
+
+// A reverse connection whose dial gave up (a token nobody waits for) is closed without
+// a refusal: it is no pool-check failure, and a program with a short steal timeout
+// warned "not authenticated for the pool" for each one.
+func TestLateReverseConnectionIsNoRefusal(t *testing.T) {
+	obs, logs := observer.New(zap.DebugLevel)
+	in := &Instance{acceptLog: zap.New(obs), refusals: newRefusalLog()}
+	srv, cli := net.Pipe()
+	defer cli.Close()
+	go func() {
+		_, _ = cli.Write(append(reverseMagic[:], make([]byte, tokenSize)...))
+	}()
+	_, err := in.Authenticate(srv)
+	if !errors.Is(err, errReverseLate) || errors.Is(err, ipl.ErrUnauthenticated) {
+		t.Errorf("Authenticate of a late reverse connection: %v, want errReverseLate alone", err)
+	}
+	if warned := logs.FilterLevelExact(zap.WarnLevel).Len(); warned != 0 || logs.Len() != 1 {
+		t.Errorf("logged %v, want one debug line", logs.All())
 	}
 }

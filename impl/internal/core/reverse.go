@@ -98,6 +98,12 @@ func (in *Instance) dialReverse(ctx context.Context, r route) (net.Conn, error) 
 	}
 }
 
+// errReverseLate: a reverse connection came after the dial that asked for it gave up
+// (its context ended: a short steal timeout, say). Its token is 16 random bytes, so one
+// that matches no waiting dial is a late one, not a guess: the peer did what was asked,
+// and it is no refusal to warn about.
+var errReverseLate = errors.New("a reverse connection came after its dial gave up")
+
 // takeReverse reads the token of a socket that began with reverseMagic, acknowledges it
 // (reverseAck) and hands the socket to the dial waiting for it.
 func (in *Instance) takeReverse(conn net.Conn) error {
@@ -110,7 +116,7 @@ func (in *Instance) takeReverse(conn net.Conn) error {
 	_, ok := w.m[tok]
 	w.mu.Unlock()
 	if !ok {
-		return fmt.Errorf("%w: a reverse connection nobody waits for (it came too late, or was never asked for)", ipl.ErrUnauthenticated)
+		return fmt.Errorf("%w: nobody waits for it (or never asked for it)", errReverseLate)
 	}
 	if _, err := conn.Write([]byte{reverseAck}); err != nil {
 		return fmt.Errorf("acknowledging a reverse connection: %w", err)
@@ -119,7 +125,7 @@ func (in *Instance) takeReverse(conn net.Conn) error {
 	defer w.mu.Unlock()
 	ch, ok := w.m[tok]
 	if !ok {
-		return fmt.Errorf("%w: a reverse connection whose dial gave up meanwhile", ipl.ErrUnauthenticated)
+		return fmt.Errorf("%w: its dial gave up while it was acknowledged", errReverseLate)
 	}
 	delete(w.m, tok)
 	ch <- conn // buffered, and only ever sent once
