@@ -19,6 +19,9 @@
 //	IBIS_TLS_CERT, IBIS_TLS_KEY, IBIS_TLS_CA  with -tls: a throw-away certificate, its key
 //	                and the CA that signed it
 //
+// -heartbeat and -death-timeout configure the embedded registry, as -metrics does; with
+// -registry they are refused, since an external registry has its own settings.
+//
 // -secret and -tls close and encrypt a local pool with one command: ibis-run makes a private
 // directory (mode 0700) in the temporary directory, writes a random 256-bit secret to a file
 // there (mode 0600) and/or a throw-away CA and one certificate for 127.0.0.1 signed by it (the
@@ -41,4 +44,10 @@
 // (128+signal for a signal death). It exits 0 when every process succeeds, 124 after
 // -timeout, 128+signal when it is itself interrupted (the processes are stopped first), 2 for
 // a usage error, 127 when PROGRAM is not found, 126 when it is not executable.
+//
+// When its stdout or stderr can no longer be written, the reader of a pipe having gone
+// (ibis-run ... | head), ibis-run does not die of SIGPIPE: it stops the processes as when
+// interrupted, drops the rest of their output, removes its files, and exits 141
+// (128+SIGPIPE, as a program killed by that write), or 1 for another write error; a
+// process that failed on its own before that still gives its code.
 package main

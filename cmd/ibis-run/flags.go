@@ -37,6 +37,7 @@ type settings struct {
 	tls       bool
 	program   string
 	args      []string
+	given     map[string]bool // the flags set on the command line, by name
 }
 
 const usageHead = `usage: ibis-run -np N [flags] [--] PROGRAM [ARGS...]
@@ -56,8 +57,8 @@ func parseArgs(args []string, w io.Writer) (settings, error) {
 	fs.IntVar(&s.np, "np", 0, "number of processes to start (required, 1 to "+strconv.Itoa(maxProcs)+")")
 	fs.StringVar(&s.impl, "impl", "", "Ibis implementation for every process (sets IBIS_IMPL)")
 	fs.StringVar(&s.pool, "pool", "", "pool name (sets IBIS_POOL; default a fresh random name)")
-	fs.DurationVar(&s.heartbeat, "heartbeat", 0, "registry heartbeat interval, e.g. 500ms (sets IBIS_HEARTBEAT; default the registry's)")
-	fs.DurationVar(&s.death, "death-timeout", 0, "how long a silent process may stay a member of the embedded registry's pool, e.g. 60s (sets IBIS_DEATH_TIMEOUT; default the registry's, 30s)")
+	fs.DurationVar(&s.heartbeat, "heartbeat", 0, "the embedded registry's heartbeat interval, e.g. 500ms (sets IBIS_HEARTBEAT; default the registry's; not with -registry)")
+	fs.DurationVar(&s.death, "death-timeout", 0, "how long a silent process may stay a member of the embedded registry's pool, e.g. 60s (sets IBIS_DEATH_TIMEOUT; default the registry's, 30s; not with -registry)")
 	fs.StringVar(&s.registry, "registry", "", "host:port of an external registry server, or a comma-separated list of its front ends (default: start one in-process on 127.0.0.1)")
 	fs.DurationVar(&s.timeout, "timeout", 0, "stop everything after this long and exit with status 124 (0: no limit)")
 	fs.DurationVar(&s.grace, "grace", launch.DefaultGrace, "time between SIGTERM and SIGKILL when stopping processes")
@@ -74,6 +75,8 @@ func parseArgs(args []string, w io.Writer) (settings, error) {
 		}
 		return s, fmt.Errorf("%w: %w", errUsage, err)
 	}
+	s.given = make(map[string]bool)
+	fs.Visit(func(f *flag.Flag) { s.given[f.Name] = true })
 	rest := fs.Args()
 	if len(rest) == 0 {
 		return s, fmt.Errorf("%w: no PROGRAM given", errUsage)
@@ -115,6 +118,13 @@ func (s *settings) check() error {
 	}
 	if s.registry != "" && s.metrics != "" {
 		return errors.New("-metrics with -registry: the metrics are the embedded registry's; an ibis-registry serves its own (ibis-registry -metrics)")
+	}
+	// Only the registry uses them: the processes learn the heartbeat from the one they join.
+	for _, name := range []string{"heartbeat", "death-timeout"} {
+		if s.registry != "" && s.given[name] {
+			return fmt.Errorf("-%s with -registry: it configures the registry that ibis-run starts; "+
+				"an external registry has its own (ibis-registry -%s)", name, name)
+		}
 	}
 	if s.registry != "" {
 		if err := checkRegistry(s.registry); err != nil {

@@ -12,6 +12,10 @@ func main() {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	// With SIGPIPE caught, a write to a pipe whose reader has gone (ibis-run ... | head)
+	// fails with EPIPE instead of killing ibis-run, which then stops the pool and cleans up
+	// (outputGuard). Caught, not ignored: the processes would inherit an ignored SIGPIPE.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	go func() {
 		// The first signal stops the pool; later ones are absorbed while it stops, so
 		// ibis-run outlives its processes and can report how they ended.

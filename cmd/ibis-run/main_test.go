@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"syscall"
@@ -29,9 +30,16 @@ const (
 	// envJoin makes the "trust" child join the pool after its checks: "yes" with the
 	// secret and certificate it was given, "bare" without them.
 	envJoin = "IBIS_RUN_TEST_JOIN"
+	// envMain makes the test binary ibis-run itself, main and all (signals, exit status),
+	// with its arguments as ibis-run's; its processes are started in envMode's role.
+	envMain = "IBIS_RUN_TEST_MAIN"
 )
 
 func TestMain(m *testing.M) {
+	if os.Getenv(envMain) != "" {
+		os.Unsetenv(envMain) // the processes it starts are PROGRAM, not ibis-run again
+		main()
+	}
 	if mode := os.Getenv(envMode); mode != "" {
 		os.Exit(childMain(mode))
 	}
@@ -70,6 +78,11 @@ func childMain(mode string) int {
 	case "selfkill":
 		syscall.Kill(os.Getpid(), syscall.SIGKILL)
 		select {} // not reached
+	case "chatter":
+		return chatter()
+	case "sleep":
+		time.Sleep(time.Hour) // until stopped
+		return 0
 	case "fail-or-sleep":
 		if os.Getenv("IBIS_RANK") == os.Getenv(envFailer) {
 			return failAfterGoAhead()
@@ -133,6 +146,30 @@ func failAfterGoAhead() int {
 	}
 	code, _ := strconv.Atoi(os.Getenv(envCode))
 	return code
+}
+
+// chatter starts a grandchild that sleeps, in this process's group as a shell's commands
+// are, prints "ready PID GRANDCHILD_PID DIR" (DIR holds IBIS_POOL_SECRET_FILE), and then
+// writes lines until it is stopped, so that ibis-run always has more output to write.
+func chatter() int {
+	exe, err := os.Executable()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "chatter:", err)
+		return 70
+	}
+	gc := exec.Command(exe)
+	gc.Env = append(os.Environ(), envMode+"=sleep")
+	if err := gc.Start(); err != nil {
+		fmt.Fprintln(os.Stderr, "chatter: starting the grandchild:", err)
+		return 71
+	}
+	fmt.Printf("ready %d %d %s\n", os.Getpid(), gc.Process.Pid, filepath.Dir(os.Getenv("IBIS_POOL_SECRET_FILE")))
+	for {
+		if _, err := fmt.Println("chatter"); err != nil {
+			return 72
+		}
+		time.Sleep(time.Millisecond) // not needed for the test; spares the machine's CPUs
+	}
 }
 
 // trustChild prints what a process got for the pool secret and TLS, and checks the files:

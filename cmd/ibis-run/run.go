@@ -19,7 +19,8 @@ import (
 	"github.com/ibisgo/ibis/registry"
 )
 
-// Exit statuses of ibis-run itself; otherwise it exits with the failed process's status.
+// Exit statuses of ibis-run itself (and exitOutputGone, output.go); otherwise it exits with
+// the failed process's status.
 const (
 	exitOK       = 0
 	exitFailure  = 1   // ibis-run could not do its job (registry, start failure)
@@ -32,8 +33,12 @@ const (
 // run is ibis-run without the process-wide parts (signals, os.Exit), so tests can call it:
 // it parses args, starts the registry and the pool, waits, and returns the exit status. When
 // ctx ends, the pool is stopped; if its cause is a *signalError the status is 128+signal.
+// A failed write to stdout or stderr stops the pool too (outputGuard).
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	errOut := launch.NewLockedWriter(stderr)
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	stdout = newOutputGuard(stdout, "standard output", stop)
+	errOut := launch.NewLockedWriter(newOutputGuard(stderr, "standard error", stop))
 	s, err := parseArgs(args, errOut)
 	if errors.Is(err, flag.ErrHelp) {
 		return exitOK
@@ -141,7 +146,14 @@ func runPool(ctx context.Context, s settings, regAddr string, trust poolTrust, s
 
 	statuses, stopCode, waitErr := awaitPool(ctx, g, s.timeout, errOut)
 	var ce *launch.ChildError
+	var oe *outputError
 	switch {
+	case waitErr == nil && errors.As(context.Cause(ctx), &oe):
+		// The processes succeeded, but what they wrote from the failed write on is lost.
+		if stopCode < 0 {
+			fmt.Fprintf(errOut, "ibis-run: %v; the rest of the processes' output was dropped\n", oe)
+		}
+		return oe.code()
 	case waitErr == nil:
 		log.Info("all processes succeeded", zap.Int("np", len(statuses)))
 		return exitOK
@@ -189,11 +201,12 @@ func awaitPool(ctx context.Context, g *launch.Group, timeout time.Duration, errO
 	return statuses, stopCode, waitErr
 }
 
-// interruptedCode is the exit status after ctx ended with the given cause.
+// interruptedCode is the exit status after ctx ended with the given cause: a
+// *signalError's or an *outputError's code, else exitFailure.
 func interruptedCode(cause error) int {
-	var se *signalError
-	if errors.As(cause, &se) {
-		return se.code()
+	var c interface{ code() int }
+	if errors.As(cause, &c) {
+		return c.code()
 	}
 	return exitFailure
 }

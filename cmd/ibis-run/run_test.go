@@ -357,6 +357,9 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"-np", "1", "-impl", "a\x00b", "prog"}, "NUL"},
 		{[]string{"-np", "2", "-impl", "mp", "prog"}, "started by mpirun or srun"},
 		{[]string{"-np", "2", "-registry", "h:1", "-metrics", "127.0.0.1:0", "prog"}, "-metrics with -registry"},
+		{[]string{"-np", "2", "-registry", "h:1", "-heartbeat", "500ms", "prog"}, "-heartbeat with -registry: it configures the registry that ibis-run starts"},
+		{[]string{"-np", "2", "-death-timeout", "3s", "-registry", "h:1", "prog"}, "-death-timeout with -registry: it configures the registry that ibis-run starts"},
+		{[]string{"-np", "2", "-registry", "h:1", "-heartbeat", "0", "prog"}, "-heartbeat with -registry"},
 		{[]string{"-np", "1", "-pool", strings.Repeat("p", 70000), "prog"}, "at most"},
 		{[]string{"-np", "1", ""}, "empty PROGRAM"},
 	}
