@@ -123,11 +123,17 @@ func newPool(name string, size int) *pool {
 }
 
 // emit appends an event to the pool's total order and queues it for the
-// given members. Called with s.mu held.
+// given members. An event that an op applied again emits (a shared store's
+// front end that started anew reads its log again, see reapplying) was
+// printed and counted the first time: it is not again. Called with s.mu
+// held.
 func (s *Server) emit(p *pool, t EventType, who Identifier, name string, to []*member) Event {
 	p.seq++
 	ev := Event{Seq: p.seq, Type: t, Member: who, Name: name}
-	s.events.Add(1)
+	again := s.reapplying()
+	if !again {
+		s.events.Add(1)
+	}
 	frame, err := encodeFrame(&message{Kind: kindEvent, Event: &ev})
 	if err != nil {
 		// Encoding into memory cannot fail; if it ever does, say so loudly.
@@ -142,7 +148,7 @@ func (s *Server) emit(p *pool, t EventType, who Identifier, name string, to []*m
 	if s.store.shared() {
 		p.history.add(ev, to, len(to) == len(p.members))
 	}
-	if w := s.cfg.eventLog; w != nil {
+	if w := s.cfg.eventLog; w != nil && !again {
 		if _, err := fmt.Fprintf(w, "%s %s\n", time.Now().Format(time.RFC3339Nano), ev); err != nil {
 			s.log.Warn("cannot write event log", zap.Error(err))
 		}
@@ -182,7 +188,9 @@ func (s *Server) addMember(p *pool, c *serverConn, who ownerRef, address, tag st
 		s.connect(m, c)
 		s.noteLoopback(p, m)
 	}
-	s.joins.Add(1)
+	if !s.reapplying() {
+		s.joins.Add(1)
+	}
 	m.joinSeq = s.emit(p, Joined, m.id, "", p.members).Seq
 	if p.size > 0 && p.nextID >= p.size {
 		p.closed = true
@@ -219,9 +227,11 @@ func (s *Server) removeMember(m *member, t EventType) (Event, bool) {
 		return Event{}, false
 	}
 	s.detach(m)
-	if t == Left {
+	switch {
+	case s.reapplying():
+	case t == Left:
 		s.leaves.Add(1)
-	} else {
+	default:
 		s.deaths.Add(1)
 	}
 	ev := s.emit(p, t, m.id, "", p.members)

@@ -49,3 +49,13 @@ func (s *Server) forgetPools() {
 // an etcd store, until it has read the pools from etcd, and while it
 // cannot reach etcd.
 func (s *Server) Ready() error { return s.store.ready() }
+
+// reapplying reports whether the op being applied is one that this process
+// applied already, in an earlier session of its shared store: a front end
+// that starts anew (it lost etcd, or its lease) forgets its pools and
+// rebuilds them from the whole log, and what those ops emitted was printed
+// (WithEventLog) and counted (Stats) the first time. Called with s.mu held.
+func (s *Server) reapplying() bool {
+	e, ok := s.store.(*etcdStore)
+	return ok && e.reapplying
+}

@@ -50,6 +50,18 @@ type etcdStore struct {
 	notReady error  // nil once the current session has read the log
 
 	n atomic.Uint64 // numbers this front end's op keys
+
+	// Guarded by s.mu. applied is the revision of the last op applied in
+	// any session of this store so far, all of them over the store of
+	// epoch appliedEpoch, and earlier what it was when the current session
+	// began. Every session applies the ops in revision order, starting
+	// with every live one, so the ops of the current session up to earlier
+	// are those that an earlier one applied already: reapplying is set
+	// while one of them is applied (Server.reapplying).
+	applied      int64
+	appliedEpoch uint64
+	earlier      int64
+	reapplying   bool
 }
 
 const (
@@ -255,6 +267,14 @@ func (e *etcdStore) session() (served bool, err error) {
 		return false, fmt.Errorf("etcd: announce this front end: %w", err)
 	}
 	e.s.startFront(front, epoch)
+	e.s.mu.Lock()
+	if e.appliedEpoch != epoch {
+		// Another etcd (its data started afresh): its revisions say
+		// nothing of what was applied before.
+		e.applied, e.appliedEpoch = 0, epoch
+	}
+	e.earlier = e.applied
+	e.s.mu.Unlock()
 	e.mu.Lock()
 	e.front = front
 	e.mu.Unlock()
@@ -419,7 +439,7 @@ func (e *etcdStore) applyKV(kv *mvccpb.KeyValue, pr *pruner) (*op, []string) {
 	if pool := opPool(o); pool != "" && !strings.HasPrefix(key, etcdPoolOps) {
 		pr.keep(pool)
 	}
-	return o, e.applyLogged(o)
+	return o, e.applyLogged(o, kv.CreateRevision)
 }
 
 // serve opens the front end for joins once it has read the log, and has

@@ -117,9 +117,9 @@ func readLog(ctx context.Context, cli *clientv3.Client) ([]*mvccpb.KeyValue, int
 	return kvs, rev, nil
 }
 
-// applyLogged applies o and returns the pools it ended or found absent:
-// those whose ops may now be pruned.
-func (e *etcdStore) applyLogged(o *op) (gone []string) {
+// applyLogged applies o, the op of revision rev, and returns the pools it
+// ended or found absent: those whose ops may now be pruned.
+func (e *etcdStore) applyLogged(o *op, rev int64) (gone []string) {
 	s := e.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -134,7 +134,10 @@ func (e *etcdStore) applyLogged(o *op) (gone []string) {
 			}
 		}
 	}
+	e.reapplying = rev <= e.earlier
 	s.apply(o)
+	e.reapplying = false
+	e.applied = max(e.applied, rev)
 	for _, name := range names {
 		if s.pools[name] == nil {
 			gone = append(gone, name)
