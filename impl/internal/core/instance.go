@@ -101,6 +101,9 @@ func Open(ctx context.Context, cfg *ipl.Config, impl string, tr Transport) (*Ins
 	if err := checkHubs(cfg.Hubs); err != nil {
 		return nil, fmt.Errorf("%w: %w", ipl.ErrInvalidArgument, err)
 	}
+	if err := checkPoolRegistry(cfg); err != nil {
+		return nil, err
+	}
 	if files := (tlsconf.Files{Cert: cfg.TLSCert, Key: cfg.TLSKey, CA: cfg.TLSCA}); files.IsSet() {
 		if !in.caps.TLS {
 			return nil, fmt.Errorf("%w: implementation %s cannot speak TLS on its data connections", ipl.ErrUnsupported, impl)

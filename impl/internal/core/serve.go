@@ -12,6 +12,19 @@ import (
 	"github.com/ibisgo/ibis/registry"
 )
 
+// checkPoolRegistry refuses a pool of several processes with no registry set: the
+// process would run one of its own, on a port the kernel picks and nobody is told, and
+// wait for ever for the others.
+func checkPoolRegistry(cfg *ipl.Config) error {
+	if cfg.PoolSize <= 1 || cfg.Registry != "" || cfg.ServeRegistry != "" {
+		return nil
+	}
+	return fmt.Errorf("%w: a pool of %d processes needs a registry they all reach, and none is set (%s): "+
+		"this process would run one of its own, which no other process can find; start an ibis-registry and "+
+		"give every process its address in %s, or launch them with ibis-run (or a program's -np)",
+		ipl.ErrInvalidArgument, cfg.PoolSize, ipl.EnvRegistry, ipl.EnvRegistry)
+}
+
 // startRegistry starts the registry this instance runs in-process, if any, and returns
 // the address to join: with cfg.Registry empty a registry for a pool of this process
 // (or of processes told its address) on ListenHost, with cfg.ServeRegistry the pool's
