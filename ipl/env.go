@@ -1,11 +1,16 @@
 package ipl
 
 import (
+	"errors"
 	"fmt"
+	"net"
+	"net/netip"
 	"os"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ibisgo/ibis/internal/hub"
 )
 
 // Environment variables read by New for settings the program's options left unset.
@@ -15,7 +20,7 @@ const (
 	EnvPool      = "IBIS_POOL"      // pool name
 	EnvPoolSize  = "IBIS_POOL_SIZE" // closed-world pool size
 	EnvImpl      = "IBIS_IMPL"      // implementation name
-	EnvHost      = "IBIS_HOST"      // pins the host/IP to listen on and publish (WithListenHost)
+	EnvHost      = "IBIS_HOST"      // pins the host/IP (no port) to listen on and publish (WithListenHost)
 	EnvTag       = "IBIS_TAG"       // instance tag
 	EnvHub       = "IBIS_HUB"       // relay hubs, comma-separated host:port (WithHubs)
 	EnvHeartbeat = "IBIS_HEARTBEAT" // embedded registry heartbeat interval (Go duration)
@@ -42,6 +47,9 @@ const (
 // variables win over a launcher's: what they leave unset comes from srun's or mpirun's
 // variables (the pool size, a pool name, the registry that rank 0 serves; see
 // LaunchRank and docs/CLUSTERS.md), except for mp, which makes its pool itself.
+// A malformed listen host or hub list is refused here, whether an option or the
+// environment gave it, with an error wrapping ErrInvalidArgument that names where it
+// came from.
 func (c *Config) ApplyEnvironment(look func(string) (string, bool)) error {
 	if look == nil {
 		look = os.LookupEnv
@@ -60,18 +68,24 @@ func (c *Config) ApplyEnvironment(look func(string) (string, bool)) error {
 	if c.Implementation == "" {
 		c.Implementation = get(EnvImpl)
 	}
-	if c.ListenHost == "" {
-		c.ListenHost = get(EnvHost)
+	if c.ListenHost != "" {
+		if err := checkListenHost(c.ListenHost); err != nil {
+			return fmt.Errorf("%w: listen host %q (WithListenHost, -host): %w", ErrInvalidArgument, c.ListenHost, err)
+		}
+	} else if c.ListenHost = get(EnvHost); c.ListenHost != "" {
+		if err := checkListenHost(c.ListenHost); err != nil {
+			return fmt.Errorf("%w: %s=%q: %w", ErrInvalidArgument, EnvHost, c.ListenHost, err)
+		}
 	}
 	if c.Tag == "" {
 		c.Tag = get(EnvTag)
 	}
 	if c.Hubs == nil {
-		for h := range strings.SplitSeq(get(EnvHub), ",") {
-			if h = strings.TrimSpace(h); h != "" {
-				c.Hubs = append(c.Hubs, h)
-			}
+		hubs, err := hub.ParseHubs(get(EnvHub))
+		if err != nil {
+			return fmt.Errorf("%w: %s: %w", ErrInvalidArgument, EnvHub, err)
 		}
+		c.Hubs = hubs
 	}
 	if c.PoolSize == 0 {
 		if v := get(EnvPoolSize); v != "" {
@@ -132,6 +146,33 @@ func (c *Config) ApplyEnvironment(look func(string) (string, bool)) error {
 		}
 	}
 	return c.applyLauncher(look)
+}
+
+// checkListenHost refuses a listen host (WithListenHost, IBIS_HOST) that is not a host
+// name or an IP address: one with a port, which the implementation would otherwise try
+// to look up as a host name (the system picks the ports), or an IPv6 address in
+// brackets. IPv6 addresses are written bare, with a zone where needed ("::1",
+// "fe80::1%eth0"). Only the form is checked: a name that does not resolve fails when the
+// implementation listens.
+func checkListenHost(h string) error {
+	if _, err := netip.ParseAddr(h); err == nil {
+		return nil // an IP address; IPv6 with its zone, if any
+	}
+	host, _, err := net.SplitHostPort(h)
+	switch {
+	case err == nil && host == "":
+		return errors.New("a port is not allowed here: give a host name or IP address alone (the system picks the ports)")
+	case err == nil:
+		return fmt.Errorf("a port is not allowed here: give the host or IP address alone (%s; the system picks the ports)", host)
+	case strings.ContainsAny(h, "[]"):
+		if ip, err := netip.ParseAddr(strings.Trim(h, "[]")); err == nil {
+			return fmt.Errorf("write an IPv6 address without brackets (%s)", ip)
+		}
+		return errors.New("want a host name or IP address, without brackets")
+	case strings.Contains(h, ":"):
+		return errors.New("want a host name or IP address (a colon belongs only in an IPv6 address)")
+	}
+	return nil
 }
 
 func (c *Config) applyDefaults() {

@@ -126,6 +126,13 @@ func (s *session) readFrames() error {
 	br := bufio.NewReaderSize(s.conn, 4096)
 	var buf []byte
 	heard := s.clock.mark()
+	first := true // no frame from the server read yet
+	unreadable := func(err error) error {
+		if first && errors.Is(err, ErrProtocol) {
+			return s.notRegistry(err)
+		}
+		return err
+	}
 	for {
 		if err := s.awaitFrame(br, heard); err != nil {
 			return err
@@ -143,7 +150,7 @@ func (s *session) readFrames() error {
 		case errors.Is(err, os.ErrDeadlineExceeded):
 			return fmt.Errorf("a frame from the server began but did not end in time: %w", err)
 		case err != nil:
-			return err
+			return unreadable(err)
 		}
 		heard = s.clock.mark()
 		if s.readTimeout.Load() == 0 {
@@ -159,8 +166,9 @@ func (s *session) readFrames() error {
 		buf = body
 		m, err := decodeMessage(body)
 		if err != nil {
-			return err
+			return unreadable(err)
 		}
+		first = false
 		switch m.Kind {
 		case kindReply:
 			c.deliver(s, m)
@@ -178,6 +186,21 @@ func (s *session) readFrames() error {
 			return fmt.Errorf("%w: server sent a %s message, which only clients send", ErrProtocol, m.Kind)
 		}
 	}
+}
+
+// notRegistry explains err, a protocol error in the first frame the server
+// sent: whatever answered at that address does not speak the registry
+// protocol (the registry frames it would send are well-formed from the
+// first), most likely an ibis-hub, which begins with the same pool check, or
+// another service. A bad frame later on is the registry's own and stays
+// unexplained. The error still wraps ErrProtocol.
+func (s *session) notRegistry(err error) error {
+	addr := "that address"
+	if s.front < len(s.c.eps) {
+		addr = s.c.eps[s.front].addr
+	}
+	return fmt.Errorf("the server at %s does not speak the registry protocol (is it an ibis-hub, or another service?): "+
+		"the first frame it sent is unreadable: %w", addr, err)
 }
 
 // awaitFrame waits until the next frame from the server begins to arrive.

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"slices"
+
+	"github.com/ibisgo/ibis/internal/hub"
 )
 
 const (
@@ -34,6 +36,8 @@ const (
 // A clean end of stream before a frame starts is reported as io.EOF. A bad
 // length or a stream that ends inside a frame gives an error wrapping
 // ErrProtocol. Other read errors (timeouts, resets) are wrapped as they are.
+// A length over max whose bytes read as the start of a hub protocol frame
+// says so (see hubHint).
 func readFrame(r io.Reader, buf []byte, max int) ([]byte, error) {
 	var hdr [frameHeaderSize]byte
 	if _, err := io.ReadFull(r, hdr[:]); err != nil {
@@ -51,7 +55,7 @@ func readFrame(r io.Reader, buf []byte, max int) ([]byte, error) {
 		return nil, fmt.Errorf("%w: empty frame (length 0)", ErrProtocol)
 	}
 	if uint64(n) > uint64(max) {
-		return nil, fmt.Errorf("%w: frame of %d bytes exceeds the maximum of %d bytes", ErrProtocol, n, max)
+		return nil, fmt.Errorf("%w: frame of %d bytes exceeds the maximum of %d bytes%s", ErrProtocol, n, max, hubHint(hdr))
 	}
 	size := int(n)
 	buf = buf[:0]
@@ -68,6 +72,21 @@ func readFrame(r io.Reader, buf []byte, max int) ([]byte, error) {
 		}
 	}
 	return buf, nil
+}
+
+// hubHint explains a frame header that is too long for a registry frame when
+// its bytes begin a frame of the hub protocol (cmd/ibis-hub, internal/hub),
+// which starts its connections with the same pool check as the registry: a
+// member whose IBIS_HUB names a registry sends the server such a frame (a
+// hub registration), and a registry address that reaches a hub gets one
+// back. The peer is then almost surely no registry peer, though a real
+// frame of 16 MiB or more can begin with such bytes too, hence "probably".
+func hubHint(hdr [frameHeaderSize]byte) string {
+	if !hub.LooksLikeFrame(hdr[:]) {
+		return ""
+	}
+	return fmt.Sprintf(" (its length prefix, % x, reads as the start of a hub protocol frame: the peer is probably an ibis-hub, "+
+		"or a process whose IBIS_HUB names this address)", hdr[:])
 }
 
 // putFrameHeader writes the length prefix for a frame whose body follows the

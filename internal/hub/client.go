@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
+	"syscall"
 	"time"
 
 	"github.com/ibisgo/ibis/internal/poolauth"
@@ -52,6 +54,10 @@ func open(ctx context.Context, cfg *clientConfig, hubAddr, pool string, secret p
 	f, err := readFrame(c)
 	if err != nil {
 		_ = c.Close()
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) {
+			return fail(ErrUnreachable, fmt.Errorf("reading the hub's answer: the server closed the connection without one "+
+				"(as a hub that is shutting down does, or a server that is not an ibis-hub, such as an ibis-registry): %w", err))
+		}
 		return fail(ErrUnreachable, fmt.Errorf("reading the hub's answer: %w", err))
 	}
 	if !stop() {

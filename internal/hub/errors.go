@@ -25,6 +25,8 @@ var (
 	ErrProtocol = errors.New("hub: protocol error")
 	// ErrClosed: the server or member was closed.
 	ErrClosed = errors.New("hub: closed")
+	// ErrBadHubList: a list of hubs (IBIS_HUB, ParseHubs) is malformed.
+	ErrBadHubList = errors.New("hub: invalid hub list")
 )
 
 // codeErr maps a result code to its error.

@@ -80,6 +80,15 @@ func writeFrame(w io.Writer, typ byte, payload []byte) error {
 	return err
 }
 
+// LooksLikeFrame reports whether b, the first bytes a peer sent (at least 3), begin as a
+// frame of the hub protocol does: a known frame type and a payload length within
+// bounds. Another protocol's reader uses it to say what a peer that makes no sense to it
+// probably is: the registry, when a member's IBIS_HUB names a registry, or a registry
+// address reaches a hub.
+func LooksLikeFrame(b []byte) bool {
+	return len(b) >= 3 && b[0] >= frameRegister && b[0] <= framePing && binary.BigEndian.Uint16(b[1:3]) <= maxPayload
+}
+
 // readFrame reads exactly one frame.
 func readFrame(r io.Reader) (frame, error) {
 	var h [3]byte

@@ -91,11 +91,19 @@ wait:
 // keepHub keeps this member registered at the hub at addr until the instance ends,
 // serving the connections the hub relays; first gets the first registration (nil when
 // it failed). It logs to log, not in.log, which Open replaces meanwhile.
+//
+// A hub that cannot be registered at before it ever was (a wrong address, a name that
+// does not resolve, a hub that is down, or something else listening there) is worth a
+// warning, once: the member publishes the hub anyway, and peers that need it to relay
+// cannot connect until the registration succeeds. The retries that follow, and the
+// failures after a hub that was registered at went away (it is being restarted, say),
+// are logged at Info.
 func (in *Instance) keepHub(addr string, reg hub.Registration, first chan<- *hub.Member, log *zap.Logger) {
 	ctx, cancel := in.bind(context.Background())
 	defer cancel()
 	inj, _ := in.tr.(Injector)
 	backoff := 100 * time.Millisecond
+	registered, warned := false, false
 	for ctx.Err() == nil {
 		rctx, rcancel := context.WithTimeout(ctx, hubRegisterWait)
 		m, err := hub.Register(rctx, addr, reg, hub.WithClientLogger(log))
@@ -104,10 +112,21 @@ func (in *Instance) keepHub(addr string, reg hub.Registration, first chan<- *hub
 			first <- m // buffered for every hub
 			first = nil
 		}
-		if err != nil {
+		switch {
+		case err != nil && ctx.Err() != nil:
+			// The instance is closing: nothing to report.
+		case err != nil && !registered && !warned:
+			warned = true
+			log.Warn("cannot register at a hub; connections relayed through it will not work until it registers (retrying)",
+				zap.String("hub", addr), zap.Error(err))
+		case err != nil:
 			log.Info("registering at a hub", zap.String("hub", addr), zap.Error(err))
-		} else {
+		default:
 			backoff = 100 * time.Millisecond
+			if warned && !registered {
+				log.Info("registered at a hub after all", zap.String("hub", addr), zap.Bool("reachable", m.Reachable()))
+			}
+			registered = true
 			log.Debug("registered at a hub", zap.String("hub", addr), zap.Bool("reachable", m.Reachable()), zap.String("observed", m.Observed()))
 			serveHub(ctx, addr, m, inj, log)
 		}
