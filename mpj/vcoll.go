@@ -219,8 +219,11 @@ func (c *Comm) alltoallv(ctx context.Context, sendbuf any, sendcounts, sdispls [
 // buffer (which), of element type dt, and returns the displacements, packed in rank
 // order when displs is nil.
 func layout(buf any, dt Datatype, counts, displs []int, p int, which string) ([]int, error) {
-	if len(counts) != p || (displs != nil && len(displs) != p) {
-		return nil, fmt.Errorf("%w: %d counts and %d displacements for %d ranks", ipl.ErrInvalidArgument, len(counts), len(displs), p)
+	switch {
+	case len(counts) != p:
+		return nil, fmt.Errorf("%w: %d counts (%s) for %d ranks", ipl.ErrInvalidArgument, len(counts), which, p)
+	case displs != nil && len(displs) != p:
+		return nil, fmt.Errorf("%w: %d displacements (%s) for %d ranks", ipl.ErrInvalidArgument, len(displs), which, p)
 	}
 	if displs == nil {
 		displs = make([]int, p)
