@@ -119,8 +119,9 @@ func Local(ctx context.Context, name string, np int, args []string, stdout, stde
 		code = exitFailure
 	}
 	var ok, lost, lostCode int
-	for range started {
+	for left := started; left > 0; {
 		e := <-done
+		left-- // still running besides: left
 		e.c.Close()
 		if e.err == nil {
 			ok++
@@ -133,7 +134,11 @@ func Local(ctx context.Context, name string, np int, args []string, stdout, stde
 			if lost++; lost == 1 {
 				lostCode = exitCode(e.c)
 			}
-			fmt.Fprintf(stderr, "%s: process %d failed (%v); the others go on without it\n", name, e.rank, e.err)
+			if left > 0 {
+				fmt.Fprintf(stderr, "%s: process %d failed (%v); the others go on without it\n", name, e.rank, e.err)
+			} else {
+				fmt.Fprintf(stderr, "%s: process %d failed (%v)\n", name, e.rank, e.err)
+			}
 			continue
 		}
 		code = exitFailure

@@ -18,6 +18,8 @@ import (
 
 	"github.com/ibisgo/ibis/internal/leakcheck"
 	"github.com/ibisgo/ibis/internal/selfexec"
+	"github.com/ibisgo/ibis/ipl"
+	"github.com/ibisgo/ibis/registry"
 )
 
 // envTestLauncher makes the test binary an application with -np: it runs Local, whose
@@ -36,6 +38,9 @@ func TestMain(m *testing.M) {
 func launcherChild() int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if _, ok := os.LookupEnv(envRank); ok && os.Getenv(envTestLose) != "" {
+		return loseRank(ctx)
+	}
 	if _, ok := os.LookupEnv(envRank); ok {
 		fmt.Printf("ready %d\n", os.Getpid())
 		select {
@@ -51,7 +56,31 @@ func launcherChild() int {
 		ctx, cancel = context.WithTimeout(ctx, d) // as the applications' -timeout
 		defer cancel()
 	}
+	if os.Getenv(envTestLose) != "" {
+		return Local(ctx, "apptest", 2, nil, os.Stdout, os.Stderr, false, WithLossTolerated())
+	}
 	return Local(ctx, "apptest", 2, nil, os.Stdout, os.Stderr, false)
+}
+
+// envTestLose makes the test launcher tolerate lost processes, and each of its
+// processes join the pool, wait until it is whole, and fail (loseRank).
+const envTestLose = "APPLAUNCH_TEST_LOSE"
+
+// loseRank joins the launcher's pool, waits until every process has joined (so that
+// the launcher tolerates the loss), and fails.
+func loseRank(ctx context.Context) int {
+	n, _ := strconv.Atoi(os.Getenv(ipl.EnvPoolSize))
+	c, err := registry.Join(ctx, os.Getenv(ipl.EnvRegistry), os.Getenv(ipl.EnvPool), registry.WithPoolSize(n))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "join:", err)
+		return 2
+	}
+	defer func() { _ = c.Close() }()
+	if err := c.WaitUntilPoolClosed(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "wait:", err)
+		return 2
+	}
+	return 1
 }
 
 // envTestTimeout gives the test launcher a deadline, as an application's -timeout does.
@@ -152,6 +181,21 @@ func TestTimeoutExitCode(t *testing.T) {
 	}
 	if want := "apptest: the time limit (-timeout) ran out; the processes were stopped"; !strings.Contains(child.Stderr(), want) {
 		t.Errorf("stderr lacks %q:\n%s", want, child.Stderr())
+	}
+}
+
+// TestLastLossSaysNoOthersGoOn: with losses tolerated (the divide-and-conquer
+// applications), every process of a whole pool fails; the launcher said "the others go
+// on without it" of each, also of the last, when there were none left.
+func TestLastLossSaysNoOthersGoOn(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	child := startTestLauncher(t, ctx, []string{envTestLose + "=1"})
+	_ = child.Wait()
+	lines := strings.Split(strings.TrimSpace(child.Stderr()), "\n")
+	if child.ExitCode() != 1 || len(lines) != 2 || !strings.HasSuffix(lines[0], "the others go on without it") ||
+		strings.Contains(lines[1], "the others go on") || !strings.Contains(lines[1], "failed") {
+		t.Errorf("exit %d; stderr:\n%s\nwant exit 1, the first loss with the others going on, the last without", child.ExitCode(), child.Stderr())
 	}
 }
 
