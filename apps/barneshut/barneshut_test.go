@@ -366,6 +366,8 @@ func TestBadFlags(t *testing.T) {
 		{"-leaf", "0"},
 		{"-np", "5", "-bodies", "4"},
 		{"-image", "x.jpg"},
+		{"-image", "/nonexistent-ibis/x.png"},
+		{"-out", "/nonexistent-ibis/bodies.txt"},
 		{"-image-every", "2"},
 		{"-input", "x", "-bodies", "10"},
 		{"-np", "2", "-impl", "mp"},

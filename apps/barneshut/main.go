@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ibisgo/ibis/internal/applaunch"
+	"github.com/ibisgo/ibis/internal/outfile"
 	"github.com/ibisgo/ibis/ipl"
 
 	_ "github.com/ibisgo/ibis/impl/mp"  // MPI: -impl mp under mpirun, in a build with -tags mpi
@@ -172,6 +173,9 @@ flags:
 		if err := applaunch.CheckFlags("barneshut", cfg.set, cfg.impl); err != nil {
 			return nil, err
 		}
+	}
+	if err := outfile.CheckAtRankZero(ipl.LaunchRank(), "-out", cfg.out, "-image", cfg.image); err != nil {
+		return nil, err // before the run, not after it
 	}
 	return cfg, nil
 }

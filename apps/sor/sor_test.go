@@ -209,6 +209,7 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"-np", "2", "-impl", "mp"}, "mpirun"},
 		{[]string{"-np", "2", "-registry", "localhost:1"}, "-registry with -np"},
 		{[]string{"-image", "heat.jpg"}, "must end in .png"},
+		{[]string{"-image", "/nonexistent-ibis/heat.png"}, "its folder /nonexistent-ibis is not there"},
 		{[]string{"-n", "10", "extra"}, `unexpected argument "extra"`},
 		{[]string{"-bogus"}, "flag provided but not defined: -bogus"},
 		{[]string{"-n", "ten"}, `invalid value "ten" for flag -n`},

@@ -6,8 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -17,6 +15,7 @@ import (
 	"github.com/ibisgo/ibis/cmd/ibis-bench/internal/report"
 	_ "github.com/ibisgo/ibis/impl/nio" // the implementations -impl can name
 	_ "github.com/ibisgo/ibis/impl/tcp"
+	"github.com/ibisgo/ibis/internal/outfile"
 	"github.com/ibisgo/ibis/ipl"
 )
 
@@ -71,8 +70,8 @@ func (c *commonFlags) validate() error {
 		if f.path == "" || isPeer() {
 			continue
 		}
-		if st, err := os.Stat(filepath.Dir(f.path)); err != nil || !st.IsDir() {
-			return fmt.Errorf("%w: %s %q: its folder %s is not there", errUsage, f.name, f.path, filepath.Dir(f.path))
+		if err := outfile.Check(f.name, f.path); err != nil {
+			return fmt.Errorf("%w: %w", errUsage, err)
 		}
 	}
 	if c.pool.size < 0 {

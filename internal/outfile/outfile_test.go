@@ -1,0 +1,44 @@
+package outfile
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestCheck(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "f.png")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		path, want string // want: "" for no error, else a part of it
+	}{
+		{filepath.Join(dir, "new.png"), ""},
+		{file, ""},
+		{filepath.Join(dir, "no", "x.png"), "is not there"},
+		{filepath.Join(file, "x.png"), "is not a folder"},
+		{dir, "it is a folder"},
+	} {
+		err := Check("-image", tc.path)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s: %v", tc.path, err)
+		case tc.want != "" && (!errors.Is(err, ErrUnwritable) || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "-image")):
+			t.Errorf("%s: %v, want ErrUnwritable saying %q", tc.path, err, tc.want)
+		}
+	}
+	if os.Geteuid() == 0 {
+		return // root may write anywhere
+	}
+	ro := filepath.Join(dir, "ro")
+	if err := os.Mkdir(ro, 0o555); err != nil {
+		t.Fatal(err)
+	}
+	if err := Check("-out", filepath.Join(ro, "x")); !errors.Is(err, ErrUnwritable) {
+		t.Errorf("a read-only folder: %v, want ErrUnwritable", err)
+	}
+}
