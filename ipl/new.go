@@ -42,6 +42,9 @@ func New(ctx context.Context, opts ...Option) (Ibis, error) {
 	if cfg.PoolSize > 0 && !slices.Contains(cfg.Capabilities, ClosedWorld) {
 		cfg.Capabilities = append(cfg.Capabilities, ClosedWorld)
 	}
+	if err := cfg.checkProperties(); err != nil {
+		return nil, err
+	}
 	e, err := choose(cfg)
 	if err != nil {
 		return nil, err

@@ -52,6 +52,9 @@ type options struct {
 func init() {
 	ipl.RegisterPropertyEnv(PropCloseTimeout, EnvCloseTimeout)
 	ipl.RegisterPropertyEnv(PropFunneled, EnvFunneled)
+	for _, p := range []string{PropSpin, PropMaxSleep, PropWaitSpin} {
+		ipl.RegisterProperty(p)
+	}
 }
 
 func parseOptions(cfg *ipl.Config) (options, error) {
