@@ -233,7 +233,8 @@ func ServerOptions(np int) ([]registry.ServerOption, error) {
 
 // CheckFlags refuses what cannot go with -np (set holds the flags given, impl the -impl
 // value): -np starts its own registry and pool, so -registry, -pool and -pool-size have no
-// place, and MPI processes are started by mpirun, not by -np.
+// place, MPI processes are started by mpirun, not by -np, and a process that a launcher
+// started with others (mpirun -np 2 ./sor -np 2) would start a second pool of its own.
 func CheckFlags(name string, set map[string]bool, impl string) error {
 	for _, f := range []string{"registry", "pool", "pool-size"} {
 		if set[f] {
@@ -242,6 +243,10 @@ func CheckFlags(name string, set map[string]bool, impl string) error {
 	}
 	if impl == "mp" {
 		return fmt.Errorf("-impl mp with -np: MPI processes are started by mpirun or srun (mpirun -np 4 ./%s -impl mp)", name)
+	}
+	if n := ipl.LaunchSize(); n > 1 {
+		return fmt.Errorf("-np under a launch of %d processes (mpirun, srun or ibis-run): each would start a pool of its own; "+
+			"leave -np out, the launcher starts the processes", n)
 	}
 	return nil
 }
