@@ -9,6 +9,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -136,7 +137,9 @@ func probePlain(ctx context.Context, ep string) error {
 	switch {
 	case err == nil:
 		return nil // it speaks HTTP/2: nothing a probe can add
-	case len(reply) == 0 && !errors.Is(err, io.EOF):
+	case len(reply) == 0 && !errors.Is(err, io.EOF) && !errors.Is(err, syscall.ECONNRESET):
+		// Neither closed (EOF) nor reset, as a server that closes with the preface
+		// unread does: silence.
 		return fmt.Errorf("%s took the connection but did not answer an HTTP/2 client within %v "+
 			"(an etcd that is stopped or has no quorum yet, or no etcd client port): %w", ep, probeTimeout, err)
 	}
