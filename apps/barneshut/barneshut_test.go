@@ -232,6 +232,8 @@ func TestMalformedInput(t *testing.T) {
 		{"2\n3\n0\n-1 1\n0 0 0 1 1 1\n0 0 0 0 0 0\n", "line 4: the mass of body 0 is -1"},
 		{"2\n3\n0\n1 1\n0 0 0 1 1 1\n0 0 0 0 0 0\n\n7\n", "line 8: \"7\" after the 2 bodies"},
 		{"2\n3\n0\n1 1\n0 0 0 1 1 1\n0 0 1e999 0 0 0\n", "line 6: the velocity of body 0 (z)"},
+		{"2\n3\n0\n1 1\n1e308 0 0\n-1e308 1 1\n0 0 0\n0 0 0\n", "line 5: the position of body 0 (x) is \"1e308\", beyond +-1e+100"},
+		{"2\n3\n0\n1e101 1\n0 0 0 1 1 1\n0 0 0 0 0 0\n", "line 4: the mass of body 0 is \"1e101\", beyond"},
 		{"999999999999\n3\n0\n", "line 1: the number of bodies is"},
 		{"1\n3\n0\n1\n0 0 0\n0 0 0\n", "line 1: the number of bodies is 1: want 2 to"},
 		{"0 3 0\n", "line 1: the number of bodies is 0: want 2 to"},

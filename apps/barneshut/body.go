@@ -145,8 +145,11 @@ func readAtos(r io.Reader) (*system, error) {
 			return 0, err
 		}
 		v, err := strconv.ParseFloat(f, 64)
-		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		switch {
+		case err != nil || math.IsNaN(v) || math.IsInf(v, 0):
 			return 0, fmt.Errorf("line %d: %s is %q, not a finite number", l, what, f)
+		case math.Abs(v) > maxMagnitude:
+			return 0, fmt.Errorf("line %d: %s is %q, beyond +-%g: squares and products of such numbers overflow", l, what, f, maxMagnitude)
 		}
 		return v, nil
 	}
@@ -208,6 +211,11 @@ func readAtos(r io.Reader) (*system, error) {
 	s.acc, s.phi, s.cost = make([]vec, n), make([]float64, n), make([]int64, n)
 	return s, nil
 }
+
+// maxMagnitude bounds every number of an input file: distances squared, m*v*v and m*m/r
+// of numbers up to it stay far within float64 (about 1.8e308); beyond, forces and
+// energies overflow to Inf or NaN, or underflow to 0, and the run is silently wrong.
+const maxMagnitude = 1e100
 
 // readAtosFile is readAtos of a file, its errors naming the file.
 func readAtosFile(path string) (*system, error) {

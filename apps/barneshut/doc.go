@@ -16,7 +16,8 @@
 // centred at -/+(1.5, 0.4, 0) and approaching at -/+(0.3, 0, 0), so that they collide and
 // merge (-spheres 1: one sphere). Or -input FILE, the plain-text format of NEMO's atos that
 // the SPLASH-2 and Java Barnes-Hut codes read: N, the dimension 3, the time, then N masses,
-// N positions (x y z) and N velocities (x y z), separated by any white space. A malformed file
+// N positions (x y z) and N velocities (x y z), separated by any white space, each number
+// of magnitude at most 1e100 (beyond, forces and energies overflow). A malformed file
 // gets an error naming its line. Every process reads the file (on a cluster it must be
 // visible to all of them); rank 0 writes -out. -out FILE writes the final state in the same format with
 // %.17g (so reading it back gives the same bits).
