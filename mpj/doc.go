@@ -65,8 +65,9 @@
 // what the program sends ahead. Ssend waits until the receiver has matched its message;
 // Isend completes before it returns. A message to the process itself is copied. A
 // message over the message limit (IBIS_MAX_MESSAGE_SIZE, 1 GiB by default, or the
-// receiver's, if smaller) fails its Send with ipl.ErrTooLarge, and nothing of it is
-// sent.
+// receiver's, if smaller) fails its Send with ipl.ErrTooLarge. Nothing of it is sent,
+// unless its buffer is 2-D and rows went out before the one over the limit: the receive
+// that takes it then fails, and the world goes on.
 //
 // # Communicators
 //

@@ -32,3 +32,31 @@ func TestSendOverLimitSendsNothing(t *testing.T) {
 		t.Errorf("the receiver: %v, %v; want [1 2 3]", got, err)
 	}
 }
+
+// A Send of rows ([][]float64, 16 MB) over a 4 MiB limit: its first rows go out before
+// a later row is refused, so the receiver gets the message cut short (the sender's
+// Cancel ends it). The receive that takes it (tag 7) fails, and the world goes on: the
+// next message arrives. Its dispatcher failed for good before.
+func TestSendOfRowsOverLimitFailsOnlyItsReceive(t *testing.T) {
+	ibs := pairOfIbises(t, ipl.WithMaxMessageSize(4<<20))
+	ws, errs := initBoth(t, ibs, []mpj.Option{mpj.WithRank(0)}, []mpj.Option{mpj.WithRank(1)})
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	rows := make([][]float64, 2000)
+	for i := range rows {
+		rows[i] = make([]float64, 1024)
+	}
+	if err := ws[0].Send(ctx, rows, 1, 7); !errors.Is(err, ipl.ErrTooLarge) {
+		t.Errorf("a Send of 16 MB in rows with a limit of 4 MiB: %v, want ErrTooLarge", err)
+	}
+	if err := ws[0].Send(ctx, []float64{1, 2, 3}, 1, 8); err != nil {
+		t.Fatalf("the Send after it: %v", err)
+	}
+	got := make([]float64, 3)
+	if _, err := ws[1].Recv(ctx, got, 0, 8); err != nil || got[2] != 3 {
+		t.Errorf("the receiver: %v, %v; want [1 2 3]", got, err)
+	}
+}

@@ -70,7 +70,7 @@ func (w *World) handle(m ipl.ReadMessage) error {
 			if err := op.buf.read(m, int(h.count)); err != nil {
 				_, _ = m.Finish()
 				op.req.finish(h.status(), fmt.Errorf("mpj: reading a message: %w", err))
-				return err
+				return fatalRead(err)
 			}
 		}
 		_, ferr := m.Finish() // skips the payload of a message that did not fit
@@ -79,13 +79,26 @@ func (w *World) handle(m ipl.ReadMessage) error {
 	}
 	data, err := readUnexpected(m, &h)
 	if err != nil {
+		// A message cut short (fatalRead) is dropped: its sender's Send failed, as if
+		// it had sent nothing.
 		_, _ = m.Finish()
-		return err
+		return fatalRead(err)
 	}
 	// Delivered before Finish: once the message is finished the connection may end
 	// (the peer closed), and its departure must find the message queued.
 	w.eng.deliver(&message{h: h, data: data})
 	_, err = m.Finish()
+	return err
+}
+
+// fatalRead returns err, a failed read of a message's payload, unless it fails only that
+// message: one cut short, as a sender's Cancel leaves a message of rows of which some went
+// out before one was over the limit (ipl.ErrTypeMismatch; the stream goes on). Then the
+// receive it matched has the error, and the dispatcher goes on.
+func fatalRead(err error) error {
+	if errors.Is(err, ipl.ErrTypeMismatch) {
+		return nil
+	}
 	return err
 }
 
