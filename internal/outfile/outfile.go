@@ -8,18 +8,34 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"syscall"
 )
 
 // ErrUnwritable is what Check's errors wrap.
 var ErrUnwritable = errors.New("cannot be written")
 
 // Check returns an error wrapping ErrUnwritable, naming flag (the option that gave
-// path, as "-image"), when path cannot be created or replaced: its folder is not there
-// or is no folder, this process may not write in it, or path is a folder or a file it
-// may not write. It creates nothing.
+// path, as "-image"), when path cannot be created or replaced: it is a folder or a file
+// this process may not write, or, where it is not there yet, its folder is not there or
+// is no folder, or this process may not write in it. It creates nothing.
 func Check(flag, path string) error {
+	// An existing file is replaced in place (truncated): only the file itself must be
+	// writable, whatever its folder allows (-out /dev/null, -json /dev/stdout).
+	st, err := os.Stat(path)
+	switch {
+	case err == nil && st.IsDir():
+		return fmt.Errorf("%s %q %w: it is a folder", flag, path, ErrUnwritable)
+	case err == nil:
+		if err := writable(path, false); err != nil {
+			return fmt.Errorf("%s %q %w: %w", flag, path, ErrUnwritable, err)
+		}
+		return nil
+	case !errors.Is(err, os.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR):
+		return fmt.Errorf("%s %q %w: %w", flag, path, ErrUnwritable, err)
+	}
+	// Not there (or a part of its folder is a file: the folder check says which).
 	dir := filepath.Dir(path)
-	st, err := os.Stat(dir)
+	st, err = os.Stat(dir)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		return fmt.Errorf("%s %q %w: its folder %s is not there", flag, path, ErrUnwritable, dir)
@@ -30,18 +46,6 @@ func Check(flag, path string) error {
 	}
 	if err := writable(dir, true); err != nil {
 		return fmt.Errorf("%s %q %w: its folder %s: %w", flag, path, ErrUnwritable, dir, err)
-	}
-	st, err = os.Stat(path)
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-		return nil
-	case err != nil:
-		return fmt.Errorf("%s %q %w: %w", flag, path, ErrUnwritable, err)
-	case st.IsDir():
-		return fmt.Errorf("%s %q %w: it is a folder", flag, path, ErrUnwritable)
-	}
-	if err := writable(path, false); err != nil {
-		return fmt.Errorf("%s %q %w: %w", flag, path, ErrUnwritable, err)
 	}
 	return nil
 }

@@ -22,6 +22,7 @@ func TestCheck(t *testing.T) {
 		{filepath.Join(dir, "no", "x.png"), "is not there"},
 		{filepath.Join(file, "x.png"), "is not a folder"},
 		{dir, "it is a folder"},
+		{os.DevNull, ""}, // replaced in place: its folder /dev need not be writable
 	} {
 		err := Check("-image", tc.path)
 		switch {
@@ -39,6 +40,9 @@ func TestCheck(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := Check("-out", filepath.Join(ro, "x")); !errors.Is(err, ErrUnwritable) {
-		t.Errorf("a read-only folder: %v, want ErrUnwritable", err)
+		t.Errorf("a new file in a read-only folder: %v, want ErrUnwritable", err)
+	}
+	if err := Check("-out", os.DevNull); err != nil {
+		t.Errorf("%s, writable in a folder this process may not write: %v", os.DevNull, err)
 	}
 }
