@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/ibisgo/ibis/impl/mp"
+	_ "github.com/ibisgo/ibis/impl/tcp"
 	"github.com/ibisgo/ibis/ipl"
 )
 
@@ -31,4 +32,15 @@ func TestOpenWithoutMPITagSaysHowToRebuild(t *testing.T) {
 			t.Errorf("error %q does not mention %q", err, want)
 		}
 	}
+}
+
+// mp's properties are known in a build without MPI too: a program that sets one for its
+// runs under mp is not refused, as a misspelt property is, when it runs on tcp.
+func TestPropertiesKnownWithoutMPITag(t *testing.T) {
+	ib, err := ipl.New(context.Background(), ipl.WithImplementation("tcp"), ipl.WithPoolSize(1),
+		ipl.WithProperty(mp.PropFunneled, "true"), ipl.WithProperty(mp.PropSpin, "1ms"))
+	if err != nil {
+		t.Fatalf("tcp with mp's properties set: %v", err)
+	}
+	_ = ib.Close()
 }
