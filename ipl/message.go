@@ -51,8 +51,9 @@ type WriteMessage interface {
 	// Cancel ends the message without sending what was not sent yet, and frees the
 	// port, for a sender that cannot complete it (a write failed with ErrTooLarge, say).
 	// If nothing of the message went out (no Send; smaller than a packet), the
-	// receivers see nothing of it; otherwise they get it cut short: their reads past
-	// what came fail with ErrTypeMismatch, and the connection goes on. It reports
+	// receivers see nothing of it (on a numbered port, the next message takes its
+	// number); otherwise they get it cut short: their reads past what came fail with
+	// ErrTypeMismatch, and the connection goes on. It reports
 	// connections lost, as Finish does. After Cancel the message must not be used.
 	Cancel() error
 	// Bytes returns the bytes written so far.

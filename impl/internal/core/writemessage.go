@@ -83,8 +83,9 @@ func (m *writeMessage) Finish() (int64, error) {
 }
 
 // Cancel ends the message without sending what was not sent, and frees the port: a
-// message that sent no packet never reaches the receivers; one that did ends short
-// there, and counts as handed over (its receivers take it as a message).
+// message that sent no packet never reaches the receivers (on a numbered port the next
+// message takes its number); one that did ends short there, and counts as handed over
+// (its receivers take it as a message).
 func (m *writeMessage) Cancel() error {
 	if m.finished {
 		return m.finishedErr()
@@ -98,6 +99,9 @@ func (m *writeMessage) Cancel() error {
 			m.sp.countSent()
 		}
 		err = errors.Join(m.lost, lost)
+	}
+	if !ended && m.seq >= 0 && m.seq == m.sp.seq-1 {
+		m.sp.seq-- // nobody saw its number: the next message has it, and numbers stay consecutive
 	}
 	err = m.sendError(errors.Join(err, m.sp.takeCuts(nil)))
 	m.sp.release()
