@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"go.uber.org/zap"
@@ -236,8 +237,13 @@ func (in *Instance) Introduce(conn net.Conn) (net.Conn, error) {
 		tc := newTLSConn(conn, in.tlsClient, false)
 		if err := tc.Handshake(); err != nil {
 			var rh tls.RecordHeaderError
-			if errors.As(err, &rh) && poolauth.PlainHello(rh.RecordHeader[:]) {
+			switch {
+			case errors.As(err, &rh) && poolauth.PlainHello(rh.RecordHeader[:]):
 				err = fmt.Errorf("the peer does not speak TLS (it began the pool check in plain): configure TLS on every member or on none: %w", err)
+			case errors.As(err, &rh) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET):
+				// Neither TLS nor a plain member: something else listens there, and
+				// the peer may be at its next address (dialPeer).
+				return nil, fmt.Errorf("%w: TLS with %s: %w", poolauth.ErrStranger, conn.RemoteAddr(), err)
 			}
 			return nil, fmt.Errorf("%w: TLS with %s: %w", ipl.ErrUnauthenticated, conn.RemoteAddr(), err)
 		}

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/ibisgo/ibis/internal/poolauth"
+	"github.com/ibisgo/ibis/internal/tlsconf"
 	"github.com/ibisgo/ibis/ipl"
 	"github.com/ibisgo/ibis/registry"
 )
@@ -98,5 +99,43 @@ func TestStrangerAtFirstAddressMovesOn(t *testing.T) {
 	}
 	if got := tr.take(); len(got) != 2 {
 		t.Errorf("routes tried %q, want both addresses", got)
+	}
+}
+
+// In a pool with TLS, a stranger at the peer's address (it sends an SSH banner, or
+// closes at once) fails the TLS handshake as poolauth.ErrStranger, so that dialPeer
+// tries the next address; it was ErrUnauthenticated, returned at once.
+func TestTLSStrangerIsAStranger(t *testing.T) {
+	files, err := tlsconf.Generate(t.TempDir(), time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ccfg, err := files.Client()
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := &Instance{tlsClient: ccfg, log: zap.NewNop()}
+	for _, says := range []string{"SSH-2.0-OpenSSH_9.2p1 Debian-2+deb12u3\r\n", ""} {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		go func() {
+			if srv, err := ln.Accept(); err == nil {
+				_, _ = srv.Write([]byte(says))
+				_ = srv.Close()
+			}
+		}()
+		cli, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = cli.SetDeadline(time.Now().Add(time.Minute)) // every read ends
+		_, err = in.Introduce(cli)
+		_ = cli.Close()
+		_ = ln.Close()
+		if !errors.Is(err, poolauth.ErrStranger) || errors.Is(err, ipl.ErrUnauthenticated) {
+			t.Errorf("a stranger saying %q: %v, want ErrStranger alone", says, err)
+		}
 	}
 }
