@@ -22,7 +22,7 @@ func (rt *Runtime) doneBeforeRun(root ipl.IbisIdentifier, failed bool) body {
 	rt.doneEarly = true
 	res := rt.rootRes
 	rt.mu.Unlock()
-	none := Stats{Process: rt.self.ID, Site: rt.self.Tag}
+	none := Stats{Process: rt.self.ID, Rank: ipl.LaunchRank(), Site: rt.self.Tag}
 	if err := rt.send(root, &header{typ: msgStats}, func(m writer) error { return m.WriteObject(none) }); err != nil {
 		rt.log.Warn("statistics did not reach the root", zap.Error(err))
 	}

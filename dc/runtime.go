@@ -154,7 +154,7 @@ func New(ctx context.Context, ib ipl.Ibis, opts ...Option) (*Runtime, error) {
 		outstanding: map[int64]given{}, waits: map[int64]*stealWait{}, statsIn: map[string]Stats{},
 		statsWake: make(chan struct{}, 1), wake: make(chan struct{}, 1), ended: make(chan struct{}), flush: make(chan struct{})}
 	rt.w = &Ctx{rt: rt, ending: &rt.ending, dq: newWorkQueue()}
-	rt.w.stats.Process, rt.w.stats.Site = self.ID, self.Tag
+	rt.w.stats.Process, rt.w.stats.Rank, rt.w.stats.Site = self.ID, ipl.LaunchRank(), self.Tag
 	rt.life, rt.stop = context.WithCancel(context.Background())
 	rt.endCtx, rt.endCancel = context.WithCancel(rt.life)
 	rt.runStarted = make(chan struct{})

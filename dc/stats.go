@@ -10,7 +10,10 @@ import (
 // Stats counts what one process did in a run.
 type Stats struct {
 	Process string `msgpack:"process" json:"process"` // the member's ID
-	Site    string `msgpack:"site" json:"site"`
+	// Rank is the process's launch rank (ipl.LaunchRank: ibis-run, -np, srun, mpirun),
+	// by which the launcher's messages name it; -1 when no launcher ranked it.
+	Rank int    `msgpack:"rank" json:"rank"`
+	Site string `msgpack:"site" json:"site"`
 	// Spawned jobs, and Executed: jobs this process ran (its own and stolen ones).
 	Spawned  int64 `msgpack:"spawned" json:"spawned"`
 	Executed int64 `msgpack:"executed" json:"executed"`
@@ -76,7 +79,7 @@ func newReport(algo Algorithm, elapsed time.Duration, all []Stats) Report {
 	for _, s := range all {
 		r.Total.add(s)
 	}
-	r.Total.Process = "total"
+	r.Total.Process, r.Total.Rank = "total", -1
 	return r
 }
 
@@ -96,10 +99,14 @@ func compareIDs(a, b string) int {
 
 // Print writes the report as a table.
 func (r Report) Print(w io.Writer) {
-	fmt.Fprintf(w, "%-8s %-8s %10s %10s %9s %8s %8s %9s %8s %9s %10s\n",
-		"process", "site", "spawned", "executed", "attempts", "steals", "att/st", "forwarded", "given", "wide-area", "idle")
+	fmt.Fprintf(w, "%-8s %-5s %-8s %10s %10s %9s %8s %8s %9s %8s %9s %10s\n",
+		"process", "rank", "site", "spawned", "executed", "attempts", "steals", "att/st", "forwarded", "given", "wide-area", "idle")
 	for _, s := range append(slices.Clone(r.Processes), r.Total) {
-		fmt.Fprintf(w, "%-8s %-8s %10d %10d %9d %8d %8.2f %9d %8d %9d %10s\n", s.Process, s.Site, s.Spawned, s.Executed,
+		rank := "-"
+		if s.Rank >= 0 && s.Process != r.Total.Process {
+			rank = fmt.Sprint(s.Rank)
+		}
+		fmt.Fprintf(w, "%-8s %-5s %-8s %10d %10d %9d %8d %8.2f %9d %8d %9d %10s\n", s.Process, rank, s.Site, s.Spawned, s.Executed,
 			s.StealAttempts, s.Steals, s.AttemptsPerSteal(), s.Forwarded, s.Given, s.WideAreaMessages, s.Idle.Round(time.Microsecond))
 	}
 	t := r.Total

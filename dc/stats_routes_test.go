@@ -43,3 +43,16 @@ func TestReportConnections(t *testing.T) {
 		t.Errorf("the stats block has no line of connections by route (%q):\n%s", want, text)
 	}
 }
+
+// The report's table gives each process's launch rank next to its member ID, as the
+// launchers' messages name processes by rank ("-" where no launcher ranked it).
+func TestReportPrintsRanks(t *testing.T) {
+	rep := dc.Report{Processes: []dc.Stats{{Process: "0", Rank: 2, Site: "a"}, {Process: "1", Rank: -1, Site: "b"}}}
+	var b strings.Builder
+	rep.Print(&b)
+	lines := strings.Split(b.String(), "\n")
+	if len(lines) < 3 || !strings.Contains(lines[0], "rank") ||
+		strings.Fields(lines[1])[1] != "2" || strings.Fields(lines[2])[1] != "-" {
+		t.Errorf("the table:\n%s\nwant a rank column: 2 for process 0, - for process 1", b.String())
+	}
+}
