@@ -26,7 +26,8 @@ const rootElection = "dc-root"
 // slow start) did no work, and Run returns the root's result there too.
 //
 // Run fails with ErrJobFailed when a job panicked, ErrRootDied when the root process
-// died, ErrRunEnded when this process joined after the run ended, ErrCutOff when this
+// died, ErrRunStopped when the root stopped the run (its context ended, it closed),
+// ErrRunEnded when this process joined after the run ended, ErrCutOff when this
 // process is out of the pool (declared dead, say after it was stopped, or its registry
 // lost for good and another process unreachable), and the context's error when ctx
 // ended first. A Runtime runs once.

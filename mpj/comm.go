@@ -12,7 +12,10 @@ import (
 // Comm is a communicator (MPI_Comm): a group of processes, each with a rank 0..Size-1,
 // and a context that keeps its traffic apart from every other communicator's. A Comm
 // is safe for concurrent use by several goroutines, but as in MPI the collectives of
-// one communicator must be called in the same order on every rank, one at a time.
+// one communicator must be called in the same order on every rank, one at a time: the
+// calls are numbered (coll.go), and a call that ended early on a rank (its context
+// ended) still counts there, so it cannot be tried again; its data stays queued, never
+// taken, until the World closes.
 type Comm struct {
 	w *World
 	// ctx is the point-to-point context id; ctx+1 carries the collectives.

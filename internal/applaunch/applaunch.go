@@ -91,7 +91,8 @@ func Local(ctx context.Context, name string, np int, args []string, stdout, stde
 	started := 0
 	for rank := range np {
 		opts := []selfexec.Option{
-			// The launcher's own pool (if it runs in one) gives way to the new one.
+			// The launcher's own pool (ibis-run's, or a launch of one process: CheckFlags
+			// refuses more) gives way to the new one.
 			selfexec.WithoutEnv(ipl.EnvRegistry+"=", ipl.EnvPool+"=", ipl.EnvPoolSize+"=", envRank+"="),
 			selfexec.WithEnv(ipl.EnvRegistry+"="+srv.Addr(), ipl.EnvPool+"="+pool,
 				ipl.EnvPoolSize+"="+strconv.Itoa(np), envRank+"="+strconv.Itoa(rank)),
