@@ -65,10 +65,11 @@
 // event, its Ibis ending, a member refusing it. A process whose registry is lost for
 // good goes on while the others answer (a registry that is gone cuts nobody off; it
 // probes them every second) and ends with ErrCutOff at the first send that fails,
-// since no death would be reported to it any more. A job that panics fails the run (ErrJobFailed, on every process); a run whose root
-// stops it (its context ends) ends on the others with ErrRunStopped.
-// The death of the root fails the run with ErrRootDied. Termination needs no central
-// detection: the root job's return is the end, and the root tells every process.
+// since no death would be reported to it any more. A job that panics fails the run
+// (ErrJobFailed, on every process); a run whose root stops it (its context ends) ends
+// on the others with ErrRunStopped. The death of the root fails the run with
+// ErrRootDied. Termination needs no central detection: the root job's return is the
+// end, and the root tells every process.
 //
 // # Wide-area emulation
 //
