@@ -1,11 +1,9 @@
 package mpj_test
 
 import (
-	"context"
 	"errors"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/ibisgo/ibis/ipl"
 	"github.com/ibisgo/ibis/mpj"
@@ -16,13 +14,7 @@ import (
 // ipl.ErrInvalidArgument naming the value, not as a type mismatch; a real operator on a
 // type it does not take stays ErrTypeMismatch.
 func TestAllreduceInvalidOp(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	w, err := mpj.New(ctx, ipl.WithImplementation("tcp"), ipl.WithPool(t.Name()), ipl.WithPoolSize(1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = w.Close() }() // the test's outcome is the errors below
+	ctx, w := worldOfOne(t)
 	b := []float64{1}
 	for op, name := range map[mpj.Op]string{0: "Op(0)", mpj.MinLoc + 1: "Op(13)", 127: "Op(127)", 200: "user op 200"} {
 		err := w.Allreduce(ctx, b, b, op)

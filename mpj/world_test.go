@@ -139,3 +139,17 @@ func TestCloseEndsPendingReceive(t *testing.T) {
 		t.Fatalf("Send after Close: %v, want ErrClosed", err)
 	}
 }
+
+// worldOfOne is a World of this process alone (tcp, its own registry) for the length of
+// the test, with a context that bounds the test's calls.
+func worldOfOne(t *testing.T) (context.Context, *mpj.World) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	w, err := mpj.New(ctx, ipl.WithImplementation("tcp"), ipl.WithPool(t.Name()), ipl.WithPoolSize(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = w.Close() })
+	return ctx, w
+}
