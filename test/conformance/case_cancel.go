@@ -34,9 +34,7 @@ var _ = register(&testCase{
 				t.Fatalf("message %d: %v", i, err)
 			}
 		}
-		if err := receiveOne(e, ack, func(ipl.ReadMessage) error { return nil }); err != nil {
-			t.Fatalf("the child's acknowledgement: %v", err)
-		}
+		waitAck(e, ack)
 	},
 	child: func(e *Env) error {
 		rp, err := e.Ibis.CreateReceivePort(e.Ctx, OneToOne, "in")

@@ -38,9 +38,7 @@ var _ = register(&testCase{
 				t.Errorf("writing %d bytes: %v; want ErrTooLarge naming the child's port", n, werr)
 			}
 		}
-		if err := receiveOne(e, ack, func(ipl.ReadMessage) error { return nil }); err != nil {
-			t.Fatalf("the child's acknowledgement: %v", err)
-		}
+		waitAck(e, ack)
 	},
 	child: func(e *Env) error {
 		rp, err := e.Ibis.CreateReceivePort(e.Ctx, OneToOne, "in")

@@ -161,3 +161,12 @@ func sendToChild(e *Env) (ack ipl.ReceivePort, sp ipl.SendPort) {
 	}
 	return ack, sp
 }
+
+// waitAck waits for the child's empty message on the parent's port ack (sendToChild):
+// the child has checked what it was sent.
+func waitAck(e *Env, ack ipl.ReceivePort) {
+	e.T.Helper()
+	if err := receiveOne(e, ack, func(ipl.ReadMessage) error { return nil }); err != nil {
+		e.T.Fatalf("the child's acknowledgement: %v", err)
+	}
+}
