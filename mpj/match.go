@@ -13,6 +13,9 @@ import (
 type message struct {
 	h    header
 	data any
+	// err: the message came cut short (its sender's Send failed after part of it went
+	// out); the receive that matches it fails with err.
+	err error
 }
 
 // recvOp is a posted receive: what it matches and where the payload goes.
@@ -93,7 +96,7 @@ func (e *engine) deliver(m *message) {
 	}
 	if op := e.takePostedLocked(&m.h); op != nil {
 		e.mu.Unlock()
-		e.complete(op, &m.h, m.data)
+		e.take(op, m)
 		return
 	}
 	e.unexpected[m.h.ctx] = append(e.unexpected[m.h.ctx], m)
@@ -117,6 +120,15 @@ func check(op *recvOp, h *header) error {
 			ErrTruncated, h.src, h.tag, h.count, op.buf.n)
 	}
 	return nil
+}
+
+// take finishes op with a queued message, or with the error the message came with.
+func (e *engine) take(op *recvOp, m *message) {
+	if m.err != nil {
+		e.finish(op, &m.h, m.err)
+		return
+	}
+	e.complete(op, &m.h, m.data)
 }
 
 // complete finishes op with a buffered payload (nil when it was read into op.buf

@@ -173,7 +173,7 @@ func (c *Comm) irecv(id uint32, buf any, source, tag int) (*Request, error) {
 		return nil, err
 	}
 	if m != nil {
-		c.w.eng.complete(op, &m.h, m.data)
+		c.w.eng.take(op, m)
 	}
 	return op.req, nil
 }

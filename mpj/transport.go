@@ -58,7 +58,7 @@ func (w *World) handle(m ipl.ReadMessage) error {
 		if err != nil {
 			_, _ = m.Finish()
 			op.req.finish(h.status(), fmt.Errorf("mpj: reading a message: %w", err))
-			return err
+			return fatalRead(err)
 		}
 		_, ferr := m.Finish()
 		w.eng.complete(op, &h, data)
@@ -79,10 +79,14 @@ func (w *World) handle(m ipl.ReadMessage) error {
 	}
 	data, err := readUnexpected(m, &h)
 	if err != nil {
-		// A message cut short (fatalRead) is dropped: its sender's Send failed, as if
-		// it had sent nothing.
-		_, _ = m.Finish()
-		return fatalRead(err)
+		_, _ = m.Finish() // (a broken stream is reported as a lost connection)
+		if ferr := fatalRead(err); ferr != nil {
+			return ferr
+		}
+		// Cut short: queued with its error, so that the receive that takes it fails,
+		// as a receive posted before it came does.
+		w.eng.deliver(&message{h: h, err: fmt.Errorf("mpj: reading a message: %w", err)})
+		return nil
 	}
 	// Delivered before Finish: once the message is finished the connection may end
 	// (the peer closed), and its departure must find the message queued.

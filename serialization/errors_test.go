@@ -230,10 +230,12 @@ func TestAbandonSendsTheEndAtOnce(t *testing.T) {
 	must(t, w.WriteInt32(1))
 	must(t, w.Flush())
 	must(t, w.WriteInt32(2))
+	eq(t, w.Reached(), true)
 	ended := get[bool](t)(w.Abandon())
 	eq(t, ended, true)
 	eq(t, len(sink.bytes()), 2*HeaderSize+8) // the End is out, before the next message
 	must(t, w.WriteInt32(3))
+	eq(t, w.Reached(), false)
 	ended = get[bool](t)(w.Abandon())
 	eq(t, ended, false)
 	eq(t, len(sink.bytes()), 2*HeaderSize+8) // nothing of message 2

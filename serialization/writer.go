@@ -111,6 +111,10 @@ func (w *Writer) Reset() {
 	w.updateLimit()
 }
 
+// Reached reports whether packets of the current message reached the Sink (a Flush, a
+// packet filled), even where the Sink failed on a later one.
+func (w *Writer) Reached() bool { return !w.finished && w.sentAny }
+
 // Abandon ends the current message without sending what is still buffered, for a
 // sender that cannot complete it. If packets of it were sent already (Flush, or a
 // message larger than a packet), an End packet goes out now, so that the receiver

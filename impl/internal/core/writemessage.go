@@ -91,6 +91,7 @@ func (m *writeMessage) Cancel() error {
 		return m.finishedErr()
 	}
 	m.finished = true
+	reached := m.w.Reached()
 	ended, err := m.w.Abandon()
 	m.sp.drain()
 	lost := m.sp.takeBroken()
@@ -100,7 +101,7 @@ func (m *writeMessage) Cancel() error {
 		}
 		err = errors.Join(m.lost, lost)
 	}
-	if !ended && m.seq >= 0 && m.seq == m.sp.seq-1 {
+	if !reached && m.seq >= 0 && m.seq == m.sp.seq-1 {
 		m.sp.seq-- // nobody saw its number: the next message has it, and numbers stay consecutive
 	}
 	err = m.sendError(errors.Join(err, m.sp.takeCuts(nil)))
