@@ -64,13 +64,16 @@ func (c *commonFlags) validate() error {
 			return fmt.Errorf("%w: -plot %q: the file must end in .png or .svg", errUsage, c.plotPath)
 		}
 	}
-	// Files are written at the end, by the coordinator: a folder that is not there is
-	// said before the run.
-	for _, f := range []struct{ name, path string }{{"-json", c.jsonPath}, {"-plot", c.plotPath}} {
+	// Files are written at the end, by the coordinator: one that cannot be is said
+	// before the run. -plot also writes FILE-2.png, ... next to FILE.
+	for _, f := range []struct {
+		name, path string
+		check      func(string, string) error
+	}{{"-json", c.jsonPath, outfile.Check}, {"-plot", c.plotPath, outfile.CheckWithSiblings}} {
 		if f.path == "" || isPeer() {
 			continue
 		}
-		if err := outfile.Check(f.name, f.path); err != nil {
+		if err := f.check(f.name, f.path); err != nil {
 			return fmt.Errorf("%w: %w", errUsage, err)
 		}
 	}

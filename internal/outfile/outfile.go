@@ -33,9 +33,30 @@ func Check(flag, path string) error {
 	case !errors.Is(err, os.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR):
 		return fmt.Errorf("%s %q %w: %w", flag, path, ErrUnwritable, err)
 	}
-	// Not there (or a part of its folder is a file: the folder check says which).
-	dir := filepath.Dir(path)
-	st, err = os.Stat(dir)
+	// Not there (or a part of its folder is a file: the folder check says which). A
+	// link to nothing yet is created where it points.
+	if target, err := os.Readlink(path); err == nil {
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(filepath.Dir(path), target)
+		}
+		return checkFolder(flag, path, filepath.Dir(target))
+	}
+	return checkFolder(flag, path, filepath.Dir(path))
+}
+
+// CheckWithSiblings is Check for a path next to which the program also creates other
+// files (ibis-bench -plot writes FILE-2.png, ...): its folder must take new files even
+// where path is there already.
+func CheckWithSiblings(flag, path string) error {
+	if err := Check(flag, path); err != nil {
+		return err
+	}
+	return checkFolder(flag, path, filepath.Dir(path))
+}
+
+// checkFolder says whether new files can be made in dir, the folder of path.
+func checkFolder(flag, path, dir string) error {
+	st, err := os.Stat(dir)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		return fmt.Errorf("%s %q %w: its folder %s is not there", flag, path, ErrUnwritable, dir)

@@ -11,6 +11,9 @@ import (
 func TestCheck(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "f.png")
+	if err := os.Symlink(filepath.Join(dir, "none", "x.png"), filepath.Join(dir, "dangling")); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(file, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -22,7 +25,8 @@ func TestCheck(t *testing.T) {
 		{filepath.Join(dir, "no", "x.png"), "is not there"},
 		{filepath.Join(file, "x.png"), "is not a folder"},
 		{dir, "it is a folder"},
-		{os.DevNull, ""}, // replaced in place: its folder /dev need not be writable
+		{os.DevNull, ""},                                 // replaced in place: its folder /dev need not be writable
+		{filepath.Join(dir, "dangling"), "is not there"}, // a link into a folder that is not there
 	} {
 		err := Check("-image", tc.path)
 		switch {
@@ -44,5 +48,19 @@ func TestCheck(t *testing.T) {
 	}
 	if err := Check("-out", os.DevNull); err != nil {
 		t.Errorf("%s, writable in a folder this process may not write: %v", os.DevNull, err)
+	}
+	kept := filepath.Join(ro, "plot.png") // a file prepared before: writable, its folder not
+	if err := os.Chmod(ro, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(kept, nil, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(ro, 0o555); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.Chmod(ro, 0o755) }) // for TempDir's removal
+	if err := CheckWithSiblings("-plot", kept); !errors.Is(err, ErrUnwritable) {
+		t.Errorf("a file whose siblings cannot be made: %v, want ErrUnwritable", err)
 	}
 }
