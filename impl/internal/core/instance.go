@@ -240,9 +240,11 @@ func (in *Instance) Introduce(conn net.Conn) (net.Conn, error) {
 			switch {
 			case errors.As(err, &rh) && poolauth.PlainHello(rh.RecordHeader[:]):
 				err = fmt.Errorf("the peer does not speak TLS (it began the pool check in plain): configure TLS on every member or on none: %w", err)
-			case errors.As(err, &rh) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET):
-				// Neither TLS nor a plain member: something else listens there, and
-				// the peer may be at its next address (dialPeer).
+			case errors.As(err, &rh) && rh.Conn != nil, // its first record is not TLS
+				errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.ECONNRESET):
+				// Neither TLS nor a plain member: something else listens there (or a
+				// member closed during the handshake), and the peer may be at its next
+				// address (dialPeer).
 				return nil, fmt.Errorf("%w: TLS with %s: %w", poolauth.ErrStranger, conn.RemoteAddr(), err)
 			}
 			return nil, fmt.Errorf("%w: TLS with %s: %w", ipl.ErrUnauthenticated, conn.RemoteAddr(), err)
