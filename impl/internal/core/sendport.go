@@ -76,9 +76,9 @@ type SendPort struct {
 	msgConns  []*sendConn
 	msgMissed []bool
 	msgLost   error
-	// connsGen counts the changes of conns and closed (made under mu); msgConns and
-	// msgClosed were copied at generation msgGen, so NewMessage copies them, taking
-	// mu, only after a change.
+	// connsGen counts the changes of conns, closed and lastLoss (made under mu);
+	// msgConns, msgClosed and msgLoss were copied at generation msgGen, so NewMessage
+	// copies them, taking mu, only after a change.
 	connsGen  atomic.Uint64
 	msgGen    uint64
 	msgClosed bool
