@@ -7,10 +7,10 @@ import (
 	"io"
 	"net"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/ibisgo/ibis/internal/poolauth"
+	"github.com/ibisgo/ibis/internal/testserve"
 )
 
 // An empty entry is refused as in a registry address list, naming it, not dropped; a
@@ -68,19 +68,7 @@ func TestLooksLikeFrame(t *testing.T) {
 // ibis-registry does so when a member takes it for a hub) gives an error that says so,
 // rather than a bare EOF.
 func TestRegisterAtServerThatHangsUp(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	wg.Go(func() {
-		c, err := ln.Accept()
-		if err != nil {
-			return
-		}
-		defer c.Close()
+	addr := testserve.Serve(t, func(c net.Conn) {
 		open := func(string) (poolauth.Secret, bool) { return poolauth.Secret{}, true }
 		if _, err := poolauth.Accept(c, open); err != nil {
 			return
@@ -88,7 +76,7 @@ func TestRegisterAtServerThatHangsUp(t *testing.T) {
 		var hdr [4]byte // as a registry does: read a length prefix, find it too long, close
 		_, _ = io.ReadFull(c, hdr[:])
 	})
-	_, err = Register(testCtx(t), ln.Addr().String(), Registration{Pool: "p", Key: "0123456789abcdef"})
+	_, err := Register(testCtx(t), addr, Registration{Pool: "p", Key: "0123456789abcdef"})
 	if !errors.Is(err, ErrUnreachable) || !strings.Contains(err.Error(), "not an ibis-hub") {
 		t.Fatalf("Register at a server that hangs up: %v; want ErrUnreachable saying it may not be an ibis-hub", err)
 	}

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/ibisgo/ibis/internal/poolauth"
+	"github.com/ibisgo/ibis/internal/testserve"
 	"github.com/ibisgo/ibis/internal/tlsconf"
 	"github.com/ibisgo/ibis/ipl"
 	"github.com/ibisgo/ibis/registry"
@@ -116,24 +117,14 @@ func TestTLSStrangerIsAStranger(t *testing.T) {
 	}
 	in := &Instance{tlsClient: ccfg, log: zap.NewNop()}
 	for _, says := range []string{"SSH-2.0-OpenSSH_9.2p1 Debian-2+deb12u3\r\n", ""} {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		go func() {
-			if srv, err := ln.Accept(); err == nil {
-				_, _ = srv.Write([]byte(says))
-				_ = srv.Close()
-			}
-		}()
-		cli, err := net.Dial("tcp", ln.Addr().String())
+		addr := testserve.Serve(t, func(c net.Conn) { _, _ = c.Write([]byte(says)) })
+		cli, err := net.Dial("tcp", addr)
 		if err != nil {
 			t.Fatal(err)
 		}
 		_ = cli.SetDeadline(time.Now().Add(time.Minute)) // every read ends
 		_, err = in.Introduce(cli)
 		_ = cli.Close()
-		_ = ln.Close()
 		if !errors.Is(err, poolauth.ErrStranger) || errors.Is(err, ipl.ErrUnauthenticated) {
 			t.Errorf("a stranger saying %q: %v, want ErrStranger alone", says, err)
 		}
